@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/sqlite"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// errUsage marks errors in how the command was called (exit code 2).
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+// env is what a subcommand may use of the outside world. Only run() and the
+// subcommands read it; no package reads os directly.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	now    func() time.Time
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the HTTP API (creates and migrates the database, loads the knowledge base)", serve},
+		{"migrate", "apply pending database migrations and exit", migrate},
+		{"version", "print the version", printVersion},
+	}
+}
+
+// run is the whole program: main only adds signals and the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr, now: time.Now}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return fmt.Errorf("%w: a subcommand is required", errUsage)
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, e, args[1:])
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	usage(stderr)
+	return fmt.Errorf("%w: unknown subcommand %q", errUsage, args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: assistant <subcommand> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Subcommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Every flag has an ASSISTANT_* environment variable.")
+}
+
+// loadConfig parses the subcommand's flags over the environment.
+func loadConfig(e env, name string, args []string) (*config.Config, error) {
+	fs := flag.NewFlagSet("assistant "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	cfg, err := config.Load(fs, args, e.getenv)
+	if err != nil && !errors.Is(err, flag.ErrHelp) && strings.Contains(err.Error(), "flag") {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return cfg, err
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*sqlite.DB, error) {
+	path, err := cfg.SQLitePath()
+	if err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, path, now)
+}
+
+func migrate(ctx context.Context, e env, args []string) error {
+	cfg, err := loadConfig(e, "migrate", args)
+	if err != nil {
+		return err
+	}
+	db, err := openStore(ctx, cfg, e.now)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	fmt.Fprintln(e.stdout, "database is up to date")
+	return nil
+}
+
+func printVersion(_ context.Context, e env, args []string) error {
+	fs := flag.NewFlagSet("assistant version", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, "assistant", version)
+	return nil
+}

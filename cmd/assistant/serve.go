@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/constraintlab/assistant/internal/api"
+	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/ratelimit"
+)
+
+// shutdownGrace is how long in-flight requests get to finish after SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func serve(ctx context.Context, e env, args []string) error {
+	cfg, err := loadConfig(e, "serve", args)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(e.stderr, cfg.LogLevel)
+	logger.Info("starting", "version", version, "config", cfg)
+
+	db, err := openStore(ctx, cfg, e.now)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	synced, err := knowledge.LoadEmbedded(ctx, db)
+	if err != nil {
+		return err
+	}
+	logger.Info("knowledge base loaded", "inserted", synced.Inserted, "updated", synced.Updated,
+		"deleted", synced.Deleted, "unchanged", synced.Unchanged)
+
+	catalog, err := diagnose.LoadCatalog()
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	srv := &api.Server{
+		Knowledge:      db,
+		Retriever:      db,
+		Citations:      db,
+		Ready:          db,
+		Catalog:        catalog,
+		Logger:         logger,
+		Now:            e.now,
+		Version:        version,
+		PublicLimiter:  ratelimit.NewTiered(cfg.PublicSoftLimit, cfg.PublicHardLimit, time.Minute, e.now),
+		TrustedProxies: cfg.TrustedProxies,
+		CORSOrigins:    cfg.CORSOrigins,
+		Metrics:        reg,
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	httpServer := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	base := "http://" + displayAddr(ln.Addr())
+	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
+	logger.Info("listening", "addr", ln.Addr().String())
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpServer.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// displayAddr turns a listener address into one a browser can open.
+func displayAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		port := 0
+		if ok {
+			port = tcp.Port
+		}
+		return fmt.Sprintf("localhost:%d", port)
+	}
+	return tcp.String()
+}

@@ -1,0 +1,248 @@
+package api
+
+import (
+	"context"
+	"time"
+
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// EntityCard is a knowledge entity as hover cards and search show it (D10).
+type EntityCard struct {
+	Type       string   `json:"type" enum:"framework,paper,blog" doc:"Entity type: framework, paper or blog (an essay)."`
+	Slug       string   `json:"slug" doc:"The slug part of the citation token."`
+	Token      string   `json:"token" example:"framework:theory-of-constraints" doc:"The citation token, type:slug; written [type:slug] in answers."`
+	Title      string   `json:"title" doc:"Title of the work or common name of the framework."`
+	Summary    string   `json:"summary" doc:"A summary of 60 to 150 words, written for this knowledge base."`
+	URL        *string  `json:"url" nullable:"true" doc:"Canonical address, or null when there is none."`
+	Year       *int     `json:"year" nullable:"true" doc:"Year of first publication or introduction, or null when unknown."`
+	Authors    []string `json:"authors" doc:"Personal or organisational names."`
+	Tags       []string `json:"tags" doc:"Topic words."`
+	Archetypes []string `json:"archetypes" doc:"Constraint archetype ids (GET /api/assistant/v1/catalog) this entity helps with."`
+	KeyIdeas   []string `json:"key_ideas" doc:"The main ideas, one per item."`
+	Related    []string `json:"related" doc:"Tokens of related entities."`
+}
+
+func cardOf(e assistant.Entity) EntityCard {
+	c := EntityCard{
+		Type: string(e.Type), Slug: e.Slug, Token: e.Token().String(), Title: e.Title,
+		Summary: e.Summary, Year: e.Year, Authors: nonNil(e.Authors), Tags: nonNil(e.Tags),
+		Archetypes: nonNil(e.Archetypes), KeyIdeas: nonNil(e.KeyIdeas), Related: []string{},
+	}
+	if e.URL != "" {
+		u := e.URL
+		c.URL = &u
+	}
+	for _, r := range e.Related {
+		c.Related = append(c.Related, r.String())
+	}
+	return c
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// --- knowledge-stats ---
+
+type statsOutput struct {
+	Body struct {
+		Total      int `json:"total" doc:"Total number of entities the assistant can cite."`
+		Frameworks int `json:"frameworks" doc:"Number of frameworks."`
+		Papers     int `json:"papers" doc:"Number of papers."`
+		Blogs      int `json:"blogs" doc:"Number of essays."`
+	}
+}
+
+func (s *Server) knowledgeStats(ctx context.Context, _ *struct{}) (*statsOutput, error) {
+	st, err := s.Knowledge.KnowledgeStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &statsOutput{}
+	out.Body.Total, out.Body.Frameworks, out.Body.Papers, out.Body.Blogs = st.Total, st.Frameworks, st.Papers, st.Blogs
+	return out, nil
+}
+
+// --- resolve ---
+
+// MaxResolveTokens is the most tokens one resolve call takes (D10).
+const MaxResolveTokens = 100
+
+type tokenRef struct {
+	Type string `json:"type,omitempty" doc:"framework, paper or blog."`
+	Slug string `json:"slug,omitempty" doc:"Matches [a-z0-9_-]+."`
+}
+
+type resolveInput struct {
+	Body struct {
+		Tokens []tokenRef `json:"tokens" minItems:"1" maxItems:"100" doc:"Citation tokens to resolve, 1 to 100."`
+	}
+}
+
+type unresolvedToken struct {
+	Type   string `json:"type"`
+	Slug   string `json:"slug"`
+	Reason string `json:"reason" enum:"not_found,invalid" doc:"invalid: not a well-formed token; not_found: no such entity."`
+}
+
+type resolveOutput struct {
+	Body struct {
+		Resolved   []EntityCard      `json:"resolved" doc:"Cards of the tokens that resolve, in request order, each once."`
+		Unresolved []unresolvedToken `json:"unresolved" doc:"Tokens that do not resolve, in request order, each once."`
+	}
+}
+
+func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput, error) {
+	type item struct {
+		ref   tokenRef
+		token assistant.Token
+		valid bool
+	}
+	var items []item
+	var lookup []assistant.Token
+	seen := map[tokenRef]bool{}
+	for _, ref := range in.Body.Tokens {
+		if seen[ref] {
+			continue // duplicates resolve once (D10)
+		}
+		seen[ref] = true
+		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
+		it := item{ref: ref, token: t, valid: t.Valid()}
+		if it.valid {
+			lookup = append(lookup, t)
+		}
+		items = append(items, it)
+	}
+	found, err := s.Knowledge.Entities(ctx, lookup)
+	if err != nil {
+		return nil, err
+	}
+	out := &resolveOutput{}
+	out.Body.Resolved = []EntityCard{}
+	out.Body.Unresolved = []unresolvedToken{}
+	for _, it := range items {
+		switch e, ok := found[it.token]; {
+		case !it.valid:
+			out.Body.Unresolved = append(out.Body.Unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
+		case !ok:
+			out.Body.Unresolved = append(out.Body.Unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
+		default:
+			out.Body.Resolved = append(out.Body.Resolved, cardOf(e))
+		}
+	}
+	return out, nil
+}
+
+// --- leaderboard ---
+
+type leaderboardInput struct {
+	Days  int `query:"days" default:"30" minimum:"1" maximum:"365" doc:"Days to look back, 1 to 365."`
+	Limit int `query:"limit" default:"10" minimum:"1" maximum:"100" doc:"Entities to return, 1 to 100."`
+}
+
+type leaderboardEntry struct {
+	Rank      int    `json:"rank" doc:"1 for the most cited."`
+	Type      string `json:"type"`
+	Slug      string `json:"slug"`
+	Token     string `json:"token"`
+	Title     string `json:"title"`
+	Citations int    `json:"citations" doc:"Chat responses in the window that cited the entity (once per response)."`
+}
+
+type leaderboardOutput struct {
+	Body struct {
+		Days    int                `json:"days"`
+		Limit   int                `json:"limit"`
+		Since   time.Time          `json:"since" doc:"Start of the window (inclusive), RFC 3339 UTC."`
+		Until   time.Time          `json:"until" doc:"End of the window (exclusive), RFC 3339 UTC, truncated to the minute."`
+		Entries []leaderboardEntry `json:"entries"`
+	}
+}
+
+func (s *Server) leaderboard(ctx context.Context, in *leaderboardInput) (*leaderboardOutput, error) {
+	until := s.Now().UTC().Truncate(time.Minute)
+	since := until.AddDate(0, 0, -in.Days)
+	rows, err := s.Citations.Leaderboard(ctx, since, until, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &leaderboardOutput{}
+	out.Body.Days, out.Body.Limit, out.Body.Since, out.Body.Until = in.Days, in.Limit, since, until
+	out.Body.Entries = []leaderboardEntry{}
+	for i, r := range rows {
+		out.Body.Entries = append(out.Body.Entries, leaderboardEntry{
+			Rank: i + 1, Type: string(r.Token.Type), Slug: r.Token.Slug, Token: r.Token.String(),
+			Title: r.Title, Citations: r.Citations,
+		})
+	}
+	return out, nil
+}
+
+// --- search ---
+
+type searchInput struct {
+	Q     string `query:"q" required:"true" minLength:"1" maxLength:"500" doc:"What to look for, in plain words, 1 to 500 characters."`
+	Type  string `query:"type" enum:"framework,paper,blog" doc:"Only entities of this type."`
+	Limit int    `query:"limit" default:"10" minimum:"1" maximum:"50" doc:"Results to return, 1 to 50."`
+}
+
+type searchResult struct {
+	EntityCard
+	Score float64 `json:"score" doc:"Relevance; higher is better, comparable within one response only."`
+}
+
+type searchOutput struct {
+	Body struct {
+		Query   string         `json:"query"`
+		Results []searchResult `json:"results"`
+	}
+}
+
+func (s *Server) search(ctx context.Context, in *searchInput) (*searchOutput, error) {
+	hits, err := s.Retriever.Search(ctx, assistant.SearchQuery{Text: in.Q, Type: assistant.EntityType(in.Type), Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := &searchOutput{}
+	out.Body.Query = in.Q
+	out.Body.Results = []searchResult{}
+	for _, h := range hits {
+		out.Body.Results = append(out.Body.Results, searchResult{EntityCard: cardOf(h.Entity), Score: roundScore(h.Score)})
+	}
+	return out, nil
+}
+
+func roundScore(f float64) float64 {
+	return float64(int64(f*1e4+0.5)) / 1e4
+}
+
+// --- catalog ---
+
+type catalogItem struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+type catalogOutput struct {
+	Body struct {
+		Verticals  []catalogItem `json:"verticals" doc:"Business verticals, the allowed values of vertical."`
+		Archetypes []catalogItem `json:"archetypes" doc:"Constraint archetypes, the allowed values of archetype_id."`
+	}
+}
+
+func (s *Server) catalog(context.Context, *struct{}) (*catalogOutput, error) {
+	out := &catalogOutput{}
+	for _, v := range s.Catalog.Verticals {
+		out.Body.Verticals = append(out.Body.Verticals, catalogItem(v))
+	}
+	for _, a := range s.Catalog.Archetypes {
+		out.Body.Archetypes = append(out.Body.Archetypes, catalogItem(a))
+	}
+	return out, nil
+}

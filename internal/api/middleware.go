@@ -1,0 +1,494 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/constraintlab/assistant/internal/ratelimit"
+)
+
+// chain applies middleware so that the first listed is the outermost.
+func chain(h http.Handler, middleware ...func(http.Handler) http.Handler) http.Handler {
+	for i := len(middleware) - 1; i >= 0; i-- {
+		h = middleware[i](h)
+	}
+	return h
+}
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	routeKey
+)
+
+// RequestIDFrom returns the request id stored by the requestID middleware.
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// requestID gives every request an id: the caller's X-Request-Id when it is
+// a short safe token, a new random one otherwise. It is echoed in the
+// response header and in every problem document.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID.MatchString(id) {
+			var b [12]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+	})
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// route is filled in by capturePattern with the mux pattern that served the
+// request, so metrics are labelled by route, not by raw path.
+type route struct{ pattern string }
+
+// capturePattern wraps the mux and records the matched pattern.
+func capturePattern(mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r)
+		if rt, ok := r.Context().Value(routeKey).(*route); ok {
+			rt.pattern = r.Pattern
+		}
+	})
+}
+
+// metrics holds the Prometheus collectors of the HTTP surface.
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "assistant_http_requests_total",
+			Help: "HTTP requests served, by route pattern, method and status code.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "assistant_http_request_duration_seconds",
+			Help:    "Time to serve HTTP requests, by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// observe logs one line per request and records its metrics.
+func observe(logger *slog.Logger, m *metrics, now func() time.Time) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := now()
+			rt := &route{}
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey, rt)))
+			elapsed := now().Sub(start)
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			pattern := rt.pattern
+			if pattern == "" {
+				pattern = "unmatched"
+			}
+			m.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(status)).Inc()
+			m.latency.WithLabelValues(pattern, r.Method).Observe(elapsed.Seconds())
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", RequestIDFrom(r.Context())),
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.String("route", pattern),
+				slog.Int("status", status),
+				slog.Int64("bytes", sw.bytes),
+				slog.Duration("duration", elapsed),
+				slog.String("remote", r.RemoteAddr),
+			)
+		})
+	}
+}
+
+// recoverer turns a panic into a 500 problem and logs it; the server keeps
+// serving.
+func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					logger.ErrorContext(r.Context(), "panic while serving", "request_id", RequestIDFrom(r.Context()), "panic", fmt.Sprint(v))
+					writeProblem(w, newProblem(r.Context(), http.StatusInternalServerError, "An internal error occurred."))
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// problemWriter replaces any error response that is not already a problem
+// document with one of the same status: the mux's 404 and 405, a body-size
+// error, anything a library writes as text/plain. No /api/ route ever
+// answers an error as text or HTML (D1).
+type problemWriter struct {
+	http.ResponseWriter
+	r         *http.Request
+	replaced  bool
+	committed bool
+}
+
+func (w *problemWriter) WriteHeader(code int) {
+	if w.committed {
+		return
+	}
+	w.committed = true
+	if code >= 400 {
+		w.Header().Set("Cache-Control", cacheNoStore) // errors are never cached (D1)
+	}
+	ct := w.Header().Get("Content-Type")
+	if code >= 400 && !strings.HasPrefix(ct, "application/problem+json") {
+		w.replaced = true
+		writeProblem(w.ResponseWriter, newProblem(w.r.Context(), code, defaultDetail(w.r, code, w.Header().Get("Allow"))))
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *problemWriter) Write(b []byte) (int, error) {
+	if !w.committed {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.replaced {
+		return len(b), nil // the original error body is dropped
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *problemWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *problemWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
+		f.Flush()
+	}
+}
+
+func defaultDetail(r *http.Request, code int, allow string) string {
+	switch code {
+	case http.StatusNotFound:
+		return fmt.Sprintf("No endpoint matches %s %s. The endpoints are listed at /api/assistant/openapi.json.", r.Method, r.URL.Path)
+	case http.StatusMethodNotAllowed:
+		return fmt.Sprintf("%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)
+	case http.StatusRequestEntityTooLarge:
+		return "The request body is too large."
+	}
+	return http.StatusText(code) + "."
+}
+
+// apiProblems applies problemWriter to /api/ paths. It also reads a body
+// sent without a JSON content type (curl -d sends form encoding) as JSON:
+// every /api/ body is JSON (interface.md), so that is the only reading.
+func apiProblems(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		next.ServeHTTP(&problemWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// cors answers any origin on the public /api/assistant/ endpoints (D27) and
+// only the configured origins on /api/v1/.
+func cors(allowedV1 []string) func(http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, o := range allowedV1 {
+		allowed[o] = true
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			origin := r.Header.Get("Origin")
+			h := w.Header()
+			switch {
+			case strings.HasPrefix(r.URL.Path, "/api/assistant/"):
+				h.Set("Access-Control-Allow-Origin", "*")
+			case strings.HasPrefix(r.URL.Path, "/api/v1/") && origin != "" && allowed[origin]:
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Add("Vary", "Origin")
+			default:
+				next.ServeHTTP(w, r)
+				return
+			}
+			h.Set("Access-Control-Expose-Headers", "ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, X-Request-Id, X-Try-It-Now")
+				h.Set("Access-Control-Max-Age", "86400")
+				h.Set("Cache-Control", "no-store")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// ClientIP returns the address a request comes from: the socket peer, or,
+// when the peer is a trusted proxy, the right-most address of
+// X-Forwarded-For that is not itself a trusted proxy (D13). Addresses a
+// client writes to the left of that are never believed.
+func ClientIP(r *http.Request, trusted []netip.Prefix) netip.Addr {
+	peer := parseAddr(r.RemoteAddr)
+	if !peer.IsValid() || !isTrusted(peer, trusted) {
+		return peer
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr := parseAddr(strings.TrimSpace(hops[i]))
+		if !addr.IsValid() {
+			return peer // a malformed hop: stop believing the header there
+		}
+		if !isTrusted(addr, trusted) {
+			return addr
+		}
+	}
+	return peer
+}
+
+func parseAddr(s string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientKey is the rate-limit key of an address: the address itself for
+// IPv4, its /64 network for IPv6 (one subscriber usually holds a whole /64).
+func clientKey(a netip.Addr) string {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return a.String()
+}
+
+// publicRateLimit applies the soft and hard per-client limits of D13 to
+// the public /api/assistant/ endpoints. Past the soft limit requests are
+// served with RateLimit headers showing 0 remaining; past the hard limit
+// they get 429 (D2). Under the soft limit no per-client header is sent, so
+// edge-cached responses carry no per-client state.
+func publicRateLimit(lim *ratelimit.Tiered, trusted []netip.Prefix) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if lim == nil || (lim.Soft <= 0 && lim.Hard <= 0) {
+			return next
+		}
+		policy := rateLimitPolicy(lim)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, "/api/assistant/") || r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d := lim.Allow(clientKey(ClientIP(r, trusted)))
+			if d.Allowed && !d.OverSoft {
+				next.ServeHTTP(w, r)
+				return
+			}
+			secs := ceilSeconds(d.RetryAfter)
+			h := w.Header()
+			h.Set("RateLimit-Policy", policy)
+			if !d.Allowed {
+				h.Set("RateLimit", fmt.Sprintf(`"hard";r=0;t=%d`, secs))
+				writeProblem(w, rateLimited(r.Context(), secs, fmt.Sprintf(
+					"This client made more than %d requests in the last %s. Retry after %d seconds.",
+					lim.Hard, lim.Window, max(1, secs))))
+				return
+			}
+			h.Set("RateLimit", fmt.Sprintf(`"soft";r=0;t=%d`, secs))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func rateLimitPolicy(lim *ratelimit.Tiered) string {
+	w := int(lim.Window / time.Second)
+	var parts []string
+	if lim.Soft > 0 {
+		parts = append(parts, fmt.Sprintf(`"soft";q=%d;w=%d`, lim.Soft, w))
+	}
+	if lim.Hard > 0 {
+		parts = append(parts, fmt.Sprintf(`"hard";q=%d;w=%d`, lim.Hard, w))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ceilSeconds(d time.Duration) int {
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// Cache-Control values of D14.
+const (
+	cachePublic  = "public, max-age=60, stale-while-revalidate=60"
+	cacheNoStore = "no-store"
+)
+
+// caching sets the caching headers of D14 on /api/ responses: POSTs and
+// try-it-now calls are no-store; successful GETs get the public policy, a
+// strong ETag over the body, and 304 for a matching If-None-Match.
+func caching(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tryItNow := r.Header.Get("X-Try-It-Now") == "1"
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Cache-Control", cacheNoStore)
+			next.ServeHTTP(w, r)
+			return
+		}
+		bw := &bufferedWriter{header: w.Header()}
+		next.ServeHTTP(bw, r)
+		status := bw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		h := w.Header()
+		if status != http.StatusOK {
+			w.WriteHeader(status)
+			w.Write(bw.body.Bytes())
+			return
+		}
+		sum := sha256.Sum256(bw.body.Bytes())
+		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		h.Set("ETag", etag)
+		if tryItNow {
+			h.Set("Cache-Control", cacheNoStore)
+		} else {
+			h.Set("Cache-Control", cachePublic)
+		}
+		if etagMatches(r.Header.Get("If-None-Match"), etag) {
+			for _, k := range []string{"Content-Type", "Content-Length"} {
+				h.Del(k)
+			}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		h.Set("Content-Length", strconv.Itoa(bw.body.Len()))
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			w.Write(bw.body.Bytes())
+		}
+	})
+}
+
+// etagMatches implements the weak comparison of If-None-Match (RFC 9110
+// 13.1.2): any listed tag equal to ours, ignoring W/, or "*".
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// bufferedWriter holds a response so its ETag can be computed before any
+// byte is sent.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *bufferedWriter) Header() http.Header { return w.header }
+func (w *bufferedWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *bufferedWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.body.Write(b)
+}
+
+// errHijack is returned if anything tries to hijack a buffered response.
+var errHijack = errors.New("hijacking is not supported")
+
+func (w *bufferedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) { return nil, nil, errHijack }

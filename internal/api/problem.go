@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// Problem is the RFC 9457 problem document every /api/ error is (D1).
+type Problem struct {
+	Type      string `json:"type" doc:"A URI reference naming the kind of problem; about:blank when the status says it all."`
+	Title     string `json:"title" doc:"A short summary of the kind of problem."`
+	Status    int    `json:"status" doc:"The HTTP status code."`
+	Detail    string `json:"detail" doc:"What went wrong with this request, and how to fix it."`
+	RequestID string `json:"request_id" doc:"The id of this request (also in the X-Request-Id header); quote it when asking for help."`
+	// Errors lists each invalid field of a 400 validation problem.
+	Errors []*huma.ErrorDetail `json:"errors,omitempty" doc:"The invalid parts of the request, one per problem."`
+	// RetryAfterSeconds is set on 429 (D2).
+	RetryAfterSeconds int `json:"retry_after_seconds,omitempty" doc:"On 429: seconds to wait before the next request is admitted."`
+
+	headers http.Header
+}
+
+func (p *Problem) Error() string  { return p.Detail }
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType makes huma send application/problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+// GetHeaders lets huma send the problem's extra headers (Retry-After).
+func (p *Problem) GetHeaders() http.Header { return p.headers }
+
+// Problem type URIs (docs/api.md lists them).
+const (
+	typeValidation   = "urn:assistant:problem:validation"
+	typeRateLimited  = "urn:assistant:problem:rate-limited"
+	typeUnauthorized = "urn:assistant:problem:unauthorized"
+	typeUnavailable  = "urn:assistant:problem:unavailable"
+	typeTooLarge     = "urn:assistant:problem:too-large"
+)
+
+// statusByCode is the one table from domain error codes to HTTP statuses.
+var statusByCode = map[string]int{
+	assistant.EInvalid:      http.StatusBadRequest,
+	assistant.ENotFound:     http.StatusNotFound,
+	assistant.EConflict:     http.StatusConflict,
+	assistant.EUnauthorized: http.StatusUnauthorized,
+	assistant.ERateLimited:  http.StatusTooManyRequests,
+	assistant.ETooLarge:     http.StatusRequestEntityTooLarge,
+	assistant.EUnavailable:  http.StatusServiceUnavailable,
+	assistant.EInternal:     http.StatusInternalServerError,
+}
+
+// newProblem builds a problem document for status with a client-safe detail.
+func newProblem(ctx context.Context, status int, detail string) *Problem {
+	p := &Problem{
+		Type:      "about:blank",
+		Title:     http.StatusText(status),
+		Status:    status,
+		Detail:    detail,
+		RequestID: RequestIDFrom(ctx),
+	}
+	switch status {
+	case http.StatusBadRequest:
+		p.Type = typeValidation
+	case http.StatusTooManyRequests:
+		p.Type = typeRateLimited
+	case http.StatusUnauthorized:
+		p.Type = typeUnauthorized
+	case http.StatusRequestEntityTooLarge:
+		p.Type = typeTooLarge
+	case http.StatusBadGateway, http.StatusServiceUnavailable:
+		p.Type = typeUnavailable
+	}
+	if detail == "" {
+		p.Detail = http.StatusText(status) + "."
+	}
+	return p
+}
+
+// rateLimited is the 429 problem of D2: retry_after_seconds in the body and
+// the same number in Retry-After.
+func rateLimited(ctx context.Context, retryAfterSeconds int, detail string) *Problem {
+	p := newProblem(ctx, http.StatusTooManyRequests, detail)
+	p.RetryAfterSeconds = max(1, retryAfterSeconds)
+	p.headers = http.Header{"Retry-After": {strconv.Itoa(p.RetryAfterSeconds)}}
+	return p
+}
+
+// problemFromError turns a handler's error into a problem document, logging
+// the cause of internal errors with the request id.
+func problemFromError(ctx context.Context, logger *slog.Logger, err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	code := assistant.ErrorCode(err)
+	status, ok := statusByCode[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if status >= 500 {
+		logger.ErrorContext(ctx, "request failed", "request_id", RequestIDFrom(ctx), "err", err)
+	}
+	return newProblem(ctx, status, assistant.ErrorMessage(err))
+}
+
+// writeProblem writes p as application/problem+json with no-store (D1).
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	h := w.Header()
+	for k, v := range p.headers {
+		h[k] = v
+	}
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	h.Del("ETag")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	json.NewEncoder(w).Encode(p)
+}
+
+var installHumaErrors sync.Once
+
+// useProblemErrors makes huma build its errors (validation, parsing, body
+// size) as our Problem: 400 instead of 422 for validation (D1), with the
+// request id. huma keeps this hook in package variables, so it is set once
+// per process; the function it installs holds no state.
+func useProblemErrors() {
+	installHumaErrors.Do(func() {
+		build := func(ctx context.Context, status int, msg string, errs ...error) huma.StatusError {
+			if status == http.StatusUnprocessableEntity {
+				status = http.StatusBadRequest
+			}
+			p := newProblem(ctx, status, msg)
+			for _, err := range errs {
+				if err == nil {
+					continue
+				}
+				var d huma.ErrorDetailer
+				if errors.As(err, &d) {
+					p.Errors = append(p.Errors, d.ErrorDetail())
+				} else {
+					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
+				}
+			}
+			if status == http.StatusBadRequest && len(p.Errors) > 0 {
+				p.Detail = validationDetail(p.Errors)
+			}
+			return p
+		}
+		huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+			return build(context.Background(), status, msg, errs...)
+		}
+		huma.NewErrorWithContext = func(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+			ctx := context.Background()
+			if hctx != nil {
+				ctx = hctx.Context()
+			}
+			return build(ctx, status, msg, errs...)
+		}
+	})
+}
+
+// validationDetail summarises validation errors in one sentence that names
+// the fields.
+func validationDetail(details []*huma.ErrorDetail) string {
+	parts := make([]string, 0, len(details))
+	for _, d := range details {
+		loc := d.Location
+		if loc == "" {
+			loc = "request"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", loc, d.Message))
+	}
+	return "The request is invalid. " + strings.Join(parts, "; ") + "."
+}

@@ -1,0 +1,131 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Paths of the public surface (interface.md section 4).
+const (
+	publicPrefix = "/api/assistant/v1"
+	openAPIPath  = "/api/assistant/openapi.json"
+	docsPath     = "/api/assistant/docs"
+)
+
+// maxBodyBytes bounds every request body of the public API.
+const maxBodyBytes = 256 << 10
+
+// Handler returns the whole HTTP surface of the service.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api := s.newAPI(mux)
+
+	// Public knowledge endpoints (no authentication).
+	public := func(op huma.Operation) huma.Operation {
+		op.Tags = []string{"Knowledge"}
+		op.MaxBodyBytes = maxBodyBytes
+		op.Errors = append(op.Errors, http.StatusTooManyRequests)
+		return op
+	}
+	huma.Register(api, public(huma.Operation{
+		OperationID: "getKnowledgeStats", Method: http.MethodGet, Path: publicPrefix + "/knowledge-stats",
+		Summary:     "Count the citable knowledge",
+		Description: "Counts the entities the assistant can cite, by type. Cached for 60 seconds.",
+	}), s.knowledgeStats)
+	huma.Register(api, public(huma.Operation{
+		OperationID: "resolveTokens", Method: http.MethodPost, Path: publicPrefix + "/resolve",
+		Summary:     "Resolve citation tokens into cards",
+		Description: "Turns 1 to 100 citation tokens into entity cards for hover cards, in request order, each once. Tokens that do not resolve are listed in `unresolved` with the reason; they are not an error.",
+		Errors:      []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
+	}), s.resolve)
+	huma.Register(api, public(huma.Operation{
+		OperationID: "getLeaderboard", Method: http.MethodGet, Path: publicPrefix + "/leaderboard",
+		Summary:     "Most cited knowledge",
+		Description: "The entities cited by the most chat responses over the last `days` days, across all workspaces. Ties break by token.",
+		Errors:      []int{http.StatusBadRequest},
+	}), s.leaderboard)
+	huma.Register(api, public(huma.Operation{
+		OperationID: "searchKnowledge", Method: http.MethodGet, Path: publicPrefix + "/search",
+		Summary:     "Search the knowledge base",
+		Description: "Ranked entity cards for a plain-language query: the same retrieval the assistant uses.",
+		Errors:      []int{http.StatusBadRequest},
+	}), s.search)
+	huma.Register(api, public(huma.Operation{
+		OperationID: "getCatalog", Method: http.MethodGet, Path: publicPrefix + "/catalog",
+		Summary:     "Verticals and constraint archetypes",
+		Description: "The allowed ids of `vertical` and `archetype_id`, with names and descriptions.",
+	}), s.catalog)
+
+	// The OpenAPI document describes itself too, so every /api/ route is in it.
+	api.OpenAPI().AddOperation(&huma.Operation{
+		OperationID: "getOpenAPI", Method: http.MethodGet, Path: openAPIPath, Tags: []string{"Meta"},
+		Summary: "This OpenAPI 3.1 document",
+		Responses: map[string]*huma.Response{"200": {
+			Description: "The OpenAPI document.",
+			Content:     map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject}}},
+		}},
+	})
+	spec, err := json.Marshal(api.OpenAPI())
+	if err != nil {
+		panic(err) // the document is built from static declarations
+	}
+	mux.HandleFunc("GET "+openAPIPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(spec)
+	})
+	mux.Handle("GET "+docsPath, docsHandler())
+	mux.Handle("GET "+docsPath+"/", docsHandler())
+
+	// Operational endpoints, outside the OpenAPI document (D15).
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{}))
+
+	return chain(capturePattern(mux),
+		requestID,
+		observe(s.Logger, newMetrics(s.Metrics), s.Now),
+		apiProblems,
+		recoverer(s.Logger),
+		cors(s.CORSOrigins),
+		publicRateLimit(s.PublicLimiter, s.TrustedProxies),
+		caching,
+	)
+}
+
+// newAPI configures huma: OpenAPI 3.1 served by us (not by huma), no
+// CDN-backed docs page, our problem documents, unknown JSON fields ignored
+// (D4).
+func (s *Server) newAPI(mux *http.ServeMux) huma.API {
+	useProblemErrors()
+	config := huma.DefaultConfig("Assistant Service API", s.Version)
+	config.Info.Description = "Public knowledge endpoints of the assistant service: counts, hover-card resolution, " +
+		"search, the catalog of verticals and constraint archetypes, and the citation leaderboard. " +
+		"Errors are RFC 9457 problem documents (application/problem+json)."
+	config.OpenAPIPath = ""
+	config.DocsPath = ""
+	config.SchemasPath = ""
+	config.CreateHooks = nil // no $schema links in responses
+	config.AllowAdditionalPropertiesByDefault = true
+	return humago.New(mux, config)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.Ready.Ping(r.Context()); err != nil {
+		s.Logger.WarnContext(r.Context(), "not ready", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"status":"unavailable","checks":{"database":"failing"}}` + "\n"))
+		return
+	}
+	w.Write([]byte(`{"status":"ok","checks":{"database":"ok"}}` + "\n"))
+}

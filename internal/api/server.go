@@ -1,0 +1,47 @@
+// Package api is the HTTP surface of the assistant service: the public
+// knowledge endpoints under /api/assistant/ (and, with later issues, the
+// authenticated /api/v1/ endpoints), their OpenAPI document and interactive
+// docs, and the operational endpoints /healthz, /readyz and /metrics.
+//
+// routes.go lists the whole surface; middleware.go holds the cross-cutting
+// behaviour (request ids, logs and metrics, problem documents, CORS, rate
+// limits, caching); problem.go maps domain errors to RFC 9457 documents.
+// Handlers return errors and never write error responses themselves.
+package api
+
+import (
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/ratelimit"
+)
+
+// Server holds what the handlers need. Every field is required unless
+// marked optional; cmd/assistant wires them.
+type Server struct {
+	Knowledge assistant.KnowledgeStore
+	Retriever assistant.Retriever
+	Citations assistant.CitationStore
+	Ready     assistant.Pinger
+	Catalog   *diagnose.Catalog
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Version is reported in the OpenAPI document.
+	Version string
+
+	// PublicLimiter limits the public endpoints per client (D13); nil
+	// disables it.
+	PublicLimiter *ratelimit.Tiered
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// CORSOrigins may call /api/v1/ from a browser (D27).
+	CORSOrigins []string
+	// Metrics receives the HTTP metrics and is served at /metrics.
+	Metrics *prometheus.Registry
+}

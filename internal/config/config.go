@@ -1,0 +1,258 @@
+// Package config builds the service's typed configuration once, at start:
+// from ASSISTANT_* environment variables, overridden by command-line flags
+// of the same name (D24), validated, and printable with secrets masked.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Config is the validated configuration of the service.
+type Config struct {
+	Addr            string
+	DataDir         string
+	DatabaseURL     string // "" means the SQLite file in DataDir
+	RedisURL        string
+	LLMProvider     string
+	LLMBaseURL      string
+	LLMAPIKey       string
+	LLMModel        string
+	TrustedProxies  []netip.Prefix
+	ChatRateLimit   int
+	PublicSoftLimit int
+	PublicHardLimit int
+	LogLevel        slog.Level
+	CORSOrigins     []string
+}
+
+// Setting describes one configuration setting: its environment variable,
+// its flag, its default and what it does. Settings lists them all; the list
+// in docs/operations.md is checked against it by a test.
+type Setting struct {
+	Env     string
+	Flag    string
+	Default string
+	Help    string
+	Secret  bool
+	// NotYet names the issue that builds the feature when the setting
+	// cannot be used yet; such a setting is refused at start when set.
+	NotYet string
+	apply  func(c *Config, v string) error
+}
+
+// Settings lists every setting, in the order docs/operations.md gives them.
+var Settings = []Setting{
+	{Env: "ASSISTANT_ADDR", Flag: "addr", Default: ":8080", Help: "address to listen on (host:port; :0 picks a free port)",
+		apply: func(c *Config, v string) error { c.Addr = v; return nil }},
+	{Env: "ASSISTANT_DATA_DIR", Flag: "data-dir", Default: "./data", Help: "directory of the SQLite database and other local state",
+		apply: func(c *Config, v string) error { c.DataDir = v; return nil }},
+	{Env: "ASSISTANT_DATABASE_URL", Flag: "database-url", Default: "", Secret: true,
+		Help: "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; postgres:// selects PostgreSQL",
+		apply: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
+	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true, NotYet: "the scale-out issue (PostgreSQL and Redis)",
+		Help:  "Redis for shared rate limits and caches across instances; empty keeps them in process",
+		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
+	{Env: "ASSISTANT_LLM_PROVIDER", Flag: "llm-provider", Default: "builtin", Help: "model provider of the chat: builtin (offline), openai or anthropic",
+		apply: func(c *Config, v string) error { c.LLMProvider = v; return nil }},
+	{Env: "ASSISTANT_LLM_BASE_URL", Flag: "llm-base-url", Default: "", NotYet: "the chat issue", Help: "base URL of the model provider's API",
+		apply: func(c *Config, v string) error { c.LLMBaseURL = v; return nil }},
+	{Env: "ASSISTANT_LLM_API_KEY", Flag: "llm-api-key", Default: "", Secret: true, NotYet: "the chat issue", Help: "API key of the model provider",
+		apply: func(c *Config, v string) error { c.LLMAPIKey = v; return nil }},
+	{Env: "ASSISTANT_LLM_MODEL", Flag: "llm-model", Default: "", NotYet: "the chat issue", Help: "model name at the provider",
+		apply: func(c *Config, v string) error { c.LLMModel = v; return nil }},
+	{Env: "ASSISTANT_TRUSTED_PROXIES", Flag: "trusted-proxies", Default: "", Help: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed",
+		apply: func(c *Config, v string) (err error) { c.TrustedProxies, err = parsePrefixes(v); return err }},
+	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", NotYet: "the chat issue", Help: "chat requests per key per rolling minute; 0 disables",
+		apply: func(c *Config, v string) (err error) { c.ChatRateLimit, err = parseLimit(v); return err }},
+	{Env: "ASSISTANT_PUBLIC_SOFT_LIMIT", Flag: "public-soft-limit", Default: "60", Help: "public requests per client IP per minute before RateLimit headers show 0 left; 0 disables",
+		apply: func(c *Config, v string) (err error) { c.PublicSoftLimit, err = parseLimit(v); return err }},
+	{Env: "ASSISTANT_PUBLIC_HARD_LIMIT", Flag: "public-hard-limit", Default: "600", Help: "public requests per client IP per minute before 429; 0 disables",
+		apply: func(c *Config, v string) (err error) { c.PublicHardLimit, err = parseLimit(v); return err }},
+	{Env: "ASSISTANT_LOG_LEVEL", Flag: "log-level", Default: "info", Help: "debug, info, warn or error",
+		apply: func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
+	{Env: "ASSISTANT_CORS_ORIGINS", Flag: "cors-origins", Default: "", Help: "comma-separated origins allowed to call /api/v1/ from a browser",
+		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
+}
+
+// Load builds the configuration from getenv and the flags in args. It
+// returns flag.ErrHelp when args ask for help (the usage is then printed on
+// fs's output).
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config, error) {
+	values := make([]string, len(Settings))
+	explicit := make([]bool, len(Settings))
+	for i, s := range Settings {
+		values[i] = s.Default
+		if v := getenv(s.Env); v != "" {
+			values[i], explicit[i] = v, true
+		}
+		fs.Func(s.Flag, fmt.Sprintf("%s (env %s, default %q)", s.Help, s.Env, s.Default), func(v string) error {
+			values[i], explicit[i] = v, true
+			return nil
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	c := &Config{}
+	var errs []error
+	for i, s := range Settings {
+		if err := s.apply(c, values[i]); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", s.Env, err))
+		}
+		if explicit[i] && s.NotYet != "" {
+			errs = append(errs, fmt.Errorf("%s is set, but its feature is not built yet (it arrives with %s); unset it", s.Env, s.NotYet))
+		}
+	}
+	if err := c.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Addr == "" {
+		errs = append(errs, errors.New("ASSISTANT_ADDR must not be empty"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("ASSISTANT_DATA_DIR must not be empty"))
+	}
+	if _, err := c.SQLitePath(); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.LLMProvider {
+	case "builtin":
+	case "openai", "anthropic":
+		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s is not built yet (it arrives with the chat issue); use builtin", c.LLMProvider))
+	default:
+		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%q is not one of builtin, openai, anthropic", c.LLMProvider))
+	}
+	if c.PublicSoftLimit > 0 && c.PublicHardLimit > 0 && c.PublicSoftLimit > c.PublicHardLimit {
+		errs = append(errs, fmt.Errorf("ASSISTANT_PUBLIC_SOFT_LIMIT (%d) must not exceed ASSISTANT_PUBLIC_HARD_LIMIT (%d)", c.PublicSoftLimit, c.PublicHardLimit))
+	}
+	return errors.Join(errs...)
+}
+
+// SQLitePath returns the SQLite database file the configuration selects.
+func (c *Config) SQLitePath() (string, error) {
+	u := c.DatabaseURL
+	switch {
+	case u == "":
+		return filepath.Join(c.DataDir, "assistant.db"), nil
+	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
+		return "", errors.New("ASSISTANT_DATABASE_URL selects PostgreSQL, which is not built yet (it arrives with the scale-out issue); unset it to use SQLite")
+	case strings.HasPrefix(u, "sqlite://"):
+		return strings.TrimPrefix(u, "sqlite://"), nil
+	case strings.HasPrefix(u, "file:"):
+		return strings.TrimPrefix(u, "file:"), nil
+	case strings.Contains(u, "://"):
+		return "", fmt.Errorf("ASSISTANT_DATABASE_URL has an unknown scheme: %s", maskURL(u))
+	default:
+		return u, nil
+	}
+}
+
+// String prints the configuration, one setting a line, with secrets masked.
+func (c *Config) String() string {
+	var b strings.Builder
+	values := map[string]string{
+		"ASSISTANT_ADDR": c.Addr, "ASSISTANT_DATA_DIR": c.DataDir, "ASSISTANT_DATABASE_URL": maskURL(c.DatabaseURL),
+		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
+		"ASSISTANT_LLM_BASE_URL": c.LLMBaseURL, "ASSISTANT_LLM_API_KEY": mask(c.LLMAPIKey), "ASSISTANT_LLM_MODEL": c.LLMModel,
+		"ASSISTANT_TRUSTED_PROXIES": joinPrefixes(c.TrustedProxies), "ASSISTANT_CHAT_RATE_LIMIT": strconv.Itoa(c.ChatRateLimit),
+		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
+		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
+	}
+	for _, s := range Settings {
+		fmt.Fprintf(&b, "%s=%s\n", s.Env, values[s.Env])
+	}
+	return b.String()
+}
+
+// LogValue keeps secrets out of structured logs.
+func (c *Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr), slog.String("data_dir", c.DataDir),
+		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("llm_provider", c.LLMProvider),
+		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
+		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
+	)
+}
+
+func mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "********"
+}
+
+func maskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func parseLimit(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a whole number >= 0", v)
+	}
+	return n, nil
+}
+
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range splitList(v) {
+		if !strings.Contains(s, "/") {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an IP address or CIDR", s)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+func joinPrefixes(ps []netip.Prefix) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

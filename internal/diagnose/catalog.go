@@ -1,0 +1,62 @@
+// Package diagnose holds the constraint catalog: the archetypes (the one
+// constraint holding a business back) and the business verticals, with the
+// content written for each. The free-text matcher and the archetype preview
+// build on it (the diagnosis issue).
+package diagnose
+
+import (
+	_ "embed"
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+//go:embed catalog.yaml
+var catalogYAML []byte
+
+// Item is one archetype or vertical of the catalog.
+type Item struct {
+	ID          string `yaml:"id"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+}
+
+// Catalog is the parsed catalog, in catalog order.
+type Catalog struct {
+	Archetypes []Item `yaml:"archetypes"`
+	Verticals  []Item `yaml:"verticals"`
+}
+
+// LoadCatalog parses the embedded catalog and checks that it covers exactly
+// the fixed ids of spec/catalog.md, in order, each with a name and a
+// description.
+func LoadCatalog() (*Catalog, error) {
+	var c Catalog
+	if err := yaml.Unmarshal(catalogYAML, &c); err != nil {
+		return nil, fmt.Errorf("parsing the catalog: %w", err)
+	}
+	if err := checkItems("archetype", c.Archetypes, assistant.ArchetypeIDs); err != nil {
+		return nil, err
+	}
+	if err := checkItems("vertical", c.Verticals, assistant.VerticalIDs); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func checkItems(kind string, items []Item, ids []string) error {
+	got := make([]string, len(items))
+	for i, it := range items {
+		got[i] = it.ID
+		if it.Name == "" || it.Description == "" {
+			return fmt.Errorf("catalog %s %q needs a name and a description", kind, it.ID)
+		}
+	}
+	if !slices.Equal(got, ids) {
+		return fmt.Errorf("catalog %ss are %v; they must be %v", kind, got, ids)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+// Package sqlite is the embedded storage of the assistant service: the
+// knowledge store, retrieval with FTS5 and bm25, and citation events, on one
+// SQLite file in WAL mode (modernc.org/sqlite, pure Go). Its schema lives in
+// migrations/, numbered goose files applied at open, each in a transaction.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is the SQLite store. It implements assistant.KnowledgeStore,
+// assistant.Retriever, assistant.CitationStore and assistant.Pinger.
+type DB struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// Open opens (creating if needed) the database file at path and applies the
+// pending migrations. now is the clock used for bookkeeping timestamps.
+func Open(ctx context.Context, path string, now func() time.Time) (*DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("creating the data directory: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	s := &DB{db: db, now: now}
+	if _, err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Migrate applies the pending migrations and returns their names.
+func (s *DB) Migrate(ctx context.Context) ([]string, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, sub)
+	if err != nil {
+		return nil, fmt.Errorf("preparing migrations: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("applying migrations: %w", err)
+	}
+	names := make([]string, len(results))
+	for i, r := range results {
+		names[i] = r.Source.Path
+	}
+	return names, nil
+}
+
+// Close closes the database.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers a query.
+func (s *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return &assistant.Error{Code: assistant.EUnavailable, Message: "The database is not reachable.", Err: err}
+	}
+	return nil
+}
+
+// SQL exposes the underlying handle to tests in this module.
+func (s *DB) SQL() *sql.DB { return s.db }
