@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 

@@ -19,9 +19,31 @@ const (
 // maxBodyBytes bounds every request body of the public API.
 const maxBodyBytes = 256 << 10
 
+// routeMux is a ServeMux that remembers the patterns registered on it, so
+// tests can hold the OpenAPI document against what is really served.
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.Handle(pattern, http.HandlerFunc(h))
+}
+
 // Handler returns the whole HTTP surface of the service.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
+	h, _ := s.handler()
+	return h
+}
+
+// handler builds the surface and also returns the patterns it serves.
+func (s *Server) handler() (http.Handler, []string) {
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	api := s.newAPI(mux)
 
 	// Public knowledge endpoints (no authentication).
@@ -93,13 +115,13 @@ func (s *Server) Handler() http.Handler {
 		cors(s.CORSOrigins),
 		publicRateLimit(s.PublicLimiter, s.TrustedProxies),
 		caching,
-	)
+	), mux.patterns
 }
 
 // newAPI configures huma: OpenAPI 3.1 served by us (not by huma), no
 // CDN-backed docs page, our problem documents, unknown JSON fields ignored
 // (D4).
-func (s *Server) newAPI(mux *http.ServeMux) huma.API {
+func (s *Server) newAPI(mux humago.Mux) huma.API {
 	useProblemErrors()
 	config := huma.DefaultConfig("Assistant Service API", s.Version)
 	config.Info.Description = "Public knowledge endpoints of the assistant service: counts, hover-card resolution, " +

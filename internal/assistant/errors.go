@@ -9,14 +9,14 @@ import (
 // code to an HTTP status (internal/api/problem.go); the command line maps them
 // to messages on stderr.
 const (
-	EInvalid      = "invalid"       // the caller sent something malformed
-	ENotFound     = "not_found"     // the thing asked for does not exist
-	EConflict     = "conflict"      // the request clashes with current state
-	EUnauthorized = "unauthorized"  // missing, invalid or revoked credentials
-	ERateLimited  = "rate_limited"  // too many requests
-	ETooLarge     = "too_large"     // the request body is larger than allowed
-	EUnavailable  = "unavailable"   // a dependency (database, upstream model) is down
-	EInternal     = "internal"      // a bug or an unexpected failure
+	EInvalid      = "invalid"      // the caller sent something malformed
+	ENotFound     = "not_found"    // the thing asked for does not exist
+	EConflict     = "conflict"     // the request clashes with current state
+	EUnauthorized = "unauthorized" // missing, invalid or revoked credentials
+	ERateLimited  = "rate_limited" // too many requests
+	ETooLarge     = "too_large"    // the request body is larger than allowed
+	EUnavailable  = "unavailable"  // a dependency (database, upstream model) is down
+	EInternal     = "internal"     // a bug or an unexpected failure
 )
 
 // Error is an error with a code from the vocabulary above, a message that is

@@ -55,7 +55,7 @@ var Settings = []Setting{
 	{Env: "ASSISTANT_DATA_DIR", Flag: "data-dir", Default: "./data", Help: "directory of the SQLite database and other local state",
 		apply: func(c *Config, v string) error { c.DataDir = v; return nil }},
 	{Env: "ASSISTANT_DATABASE_URL", Flag: "database-url", Default: "", Secret: true,
-		Help: "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; postgres:// selects PostgreSQL",
+		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; postgres:// selects PostgreSQL",
 		apply: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
 	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true, NotYet: "the scale-out issue (PostgreSQL and Redis)",
 		Help:  "Redis for shared rate limits and caches across instances; empty keeps them in process",

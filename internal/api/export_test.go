@@ -1,0 +1,6 @@
+package api
+
+import "net/http"
+
+// HandlerAndRoutes exposes the served patterns to the black-box tests.
+func (s *Server) HandlerAndRoutes() (http.Handler, []string) { return s.handler() }

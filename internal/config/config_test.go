@@ -1,0 +1,104 @@
+package config_test
+
+import (
+	"flag"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/constraintlab/assistant/internal/config"
+)
+
+func load(t *testing.T, env map[string]string, args ...string) (*config.Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return config.Load(fs, args, func(k string) string { return env[k] })
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":8080" || c.DataDir != "./data" || c.LLMProvider != "builtin" || c.PublicSoftLimit != 60 ||
+		c.PublicHardLimit != 600 || c.ChatRateLimit != 60 {
+		t.Errorf("defaults: %+v", c)
+	}
+	if p, _ := c.SQLitePath(); p != "data/assistant.db" {
+		t.Errorf("SQLite path %q", p)
+	}
+}
+
+func TestFlagsOverrideEnv(t *testing.T) {
+	c, err := load(t, map[string]string{"ASSISTANT_ADDR": ":1", "ASSISTANT_PUBLIC_HARD_LIMIT": "0"}, "--addr", ":2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":2" || c.PublicHardLimit != 0 {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	cases := map[string]map[string]string{
+		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "postgres://u:secretpw@db/x"},
+		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "redis://localhost:6379"},
+		"ASSISTANT_LLM_PROVIDER":      {"ASSISTANT_LLM_PROVIDER": "openai"},
+		"ASSISTANT_LLM_API_KEY":       {"ASSISTANT_LLM_API_KEY": "sk-secret"},
+		"ASSISTANT_PUBLIC_SOFT_LIMIT": {"ASSISTANT_PUBLIC_SOFT_LIMIT": "-1"},
+		"ASSISTANT_TRUSTED_PROXIES":   {"ASSISTANT_TRUSTED_PROXIES": "not-a-cidr"},
+		"ASSISTANT_LOG_LEVEL":         {"ASSISTANT_LOG_LEVEL": "loud"},
+	}
+	for name, env := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, env)
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("error %v does not name %s", err, name)
+			}
+			if strings.Contains(err.Error(), "secretpw") || strings.Contains(err.Error(), "sk-secret") {
+				t.Errorf("error leaks a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestStringMasksSecrets(t *testing.T) {
+	c, err := load(t, map[string]string{"ASSISTANT_DATABASE_URL": "sqlite:///tmp/x.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.LLMAPIKey = "sk-very-secret"
+	c.RedisURL = "redis://:hunter2@cache:6379"
+	s := c.String()
+	if strings.Contains(s, "sk-very-secret") || strings.Contains(s, "hunter2") {
+		t.Errorf("String leaks a secret:\n%s", s)
+	}
+}
+
+// TestOperationsDocListsEverySetting keeps docs/operations.md in step with
+// the code (D24).
+func TestOperationsDocListsEverySetting(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(ASSISTANT_[A-Z_]+)` \\| `--([a-z-]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = m[2]
+	}
+	for _, s := range config.Settings {
+		flagName, ok := documented[s.Env]
+		if !ok {
+			t.Errorf("%s is not in docs/operations.md", s.Env)
+		} else if flagName != s.Flag {
+			t.Errorf("%s: docs say --%s, code says --%s", s.Env, flagName, s.Flag)
+		}
+		delete(documented, s.Env)
+	}
+	for env := range documented {
+		t.Errorf("docs/operations.md lists %s, which the code does not have", env)
+	}
+}
