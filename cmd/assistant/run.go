@@ -47,6 +47,8 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the HTTP API (creates and migrates the database, loads the knowledge base)", serve},
 		{"migrate", "apply pending database migrations and exit", migrate},
+		{"keys", "create, list and revoke API keys", keysCommand},
+		{"admin", "manage admin users of the admin area", adminCommand},
 		{"version", "print the version", printVersion},
 	}
 }
@@ -85,15 +87,30 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Every flag has an ASSISTANT_* environment variable.")
 }
 
-// loadConfig parses the subcommand's flags over the environment.
+// loadConfig parses the subcommand's flags over the environment and
+// refuses positional arguments.
 func loadConfig(e env, name string, args []string) (*config.Config, error) {
-	fs := flag.NewFlagSet("assistant "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	cfg, err := config.Load(fs, args, e.getenv)
-	if err != nil && !errors.Is(err, flag.ErrHelp) && strings.Contains(err.Error(), "flag") {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	cfg, rest, err := loadConfigWith(e, name, args, nil)
+	if err == nil && len(rest) > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
 	}
 	return cfg, err
+}
+
+// loadConfigWith is loadConfig for subcommands with flags or arguments of
+// their own: define adds the flags, and the positional arguments are
+// returned.
+func loadConfigWith(e env, name string, args []string, define func(fs *flag.FlagSet)) (*config.Config, []string, error) {
+	fs := flag.NewFlagSet("assistant "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	if define != nil {
+		define(fs)
+	}
+	cfg, err := config.Load(fs, args, e.getenv)
+	if err != nil && !errors.Is(err, flag.ErrHelp) && strings.Contains(err.Error(), "flag") {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return cfg, fs.Args(), err
 }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {

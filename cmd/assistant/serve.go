@@ -8,10 +8,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/constraintlab/assistant/internal/access"
+	"github.com/constraintlab/assistant/internal/admin"
 	"github.com/constraintlab/assistant/internal/api"
+	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
@@ -46,6 +50,24 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	verifier := access.NewVerifier(db, e.now, logger)
+	verifierCtx, stopVerifier := context.WithCancel(context.WithoutCancel(ctx))
+	verifierDone := make(chan struct{})
+	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
+	defer func() { stopVerifier(); <-verifierDone }() // flushes last-used times
+
+	sessionStore := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
+	defer sessionStore.StopCleanup()
+	adminArea := &admin.Handler{
+		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
+		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
+		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
+	}
+	adminHandler, err := adminArea.Routes()
+	if err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -62,6 +84,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,
 		Metrics:        reg,
+		Access:         db,
+		Keys:           verifier,
+		Admin:          adminHandler,
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -79,6 +104,9 @@ func serve(ctx context.Context, e env, args []string) error {
 	base := "http://" + displayAddr(ln.Addr())
 	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
 	logger.Info("listening", "addr", ln.Addr().String())
+	if err := printSetupLink(ctx, e, db, base); err != nil {
+		return err
+	}
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
@@ -98,6 +126,26 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	logger.Info("stopped")
+	return nil
+}
+
+// setupLinkLifetime is how long the first-run setup link works.
+const setupLinkLifetime = time.Hour
+
+// printSetupLink prints a one-time link that creates the first admin when
+// no admin user exists yet. Each start replaces the previous link. The
+// token is printed on stdout only, never logged.
+func printSetupLink(ctx context.Context, e env, store assistant.AccessStore, base string) error {
+	n, err := store.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	token := access.RandomToken(32)
+	if err := store.SetSetupToken(ctx, access.HashSetupToken(token), e.now().Add(setupLinkLifetime)); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "No admin user yet. Create the first admin (workspace %q) within one hour at:\n  %s/admin/setup?token=%s\n",
+		assistant.DefaultWorkspace, base, token)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/api"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
@@ -67,6 +68,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
+		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	}
 	h, routes := srv.HandlerAndRoutes()

@@ -402,9 +402,10 @@ const (
 	cacheNoStore = "no-store"
 )
 
-// caching sets the caching headers of D14 on /api/ responses: POSTs and
-// try-it-now calls are no-store; successful GETs get the public policy, a
-// strong ETag over the body, and 304 for a matching If-None-Match.
+// caching sets the caching headers of D14 on /api/ responses: POSTs,
+// try-it-now calls and every authenticated /api/v1/ answer are no-store;
+// successful public GETs get the public policy, a strong ETag over the
+// body, and 304 for a matching If-None-Match.
 func caching(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/") {
@@ -412,6 +413,12 @@ func caching(next http.Handler) http.Handler {
 			return
 		}
 		tryItNow := r.Header.Get("X-Try-It-Now") == "1"
+		if !strings.HasPrefix(r.URL.Path, "/api/assistant/") {
+			// Authenticated answers belong to one workspace: never cached.
+			w.Header().Set("Cache-Control", cacheNoStore)
+			next.ServeHTTP(w, r)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Cache-Control", cacheNoStore)
 			next.ServeHTTP(w, r)

@@ -82,6 +82,22 @@ func (s *Server) handler() (http.Handler, []string) {
 		Description: "The allowed ids of `vertical` and `archetype_id`, with names and descriptions.",
 	}), s.catalog)
 
+	// Authenticated endpoints (a bearer API key; the workspace comes from it).
+	api.OpenAPI().Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer sk_service_..."},
+	}
+	authenticated := func(op huma.Operation) huma.Operation {
+		op.Security = []map[string][]string{{"bearer": {}}}
+		op.MaxBodyBytes = maxBodyBytes
+		op.Errors = append(op.Errors, http.StatusUnauthorized)
+		return op
+	}
+	huma.Register(api, authenticated(huma.Operation{
+		OperationID: "getCurrentKey", Method: http.MethodGet, Path: "/api/v1/key", Tags: []string{"Keys"},
+		Summary:     "The key making this request",
+		Description: "Describes the API key in the Authorization header: its id, workspace, name and expiry. Use it to check that a key works.",
+	}), s.currentKey)
+
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "getOpenAPI", Method: http.MethodGet, Path: openAPIPath, Tags: []string{"Meta"},
@@ -102,6 +118,13 @@ func (s *Server) handler() (http.Handler, []string) {
 	mux.Handle("GET "+docsPath, docsHandler())
 	mux.Handle("GET "+docsPath+"/", docsHandler())
 
+	// The admin area: pages for people, with their own sessions and
+	// HTML errors (internal/admin).
+	if s.Admin != nil {
+		mux.Handle("/admin/", s.Admin)
+		mux.Handle("GET /admin", http.RedirectHandler("/admin/integrations", http.StatusSeeOther))
+	}
+
 	// Operational endpoints, outside the OpenAPI document (D15).
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
@@ -113,6 +136,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		apiProblems,
 		recoverer(s.Logger),
 		cors(s.CORSOrigins),
+		s.authenticate,
 		publicRateLimit(s.PublicLimiter, s.TrustedProxies),
 		caching,
 	), mux.patterns

@@ -11,11 +11,13 @@ package api
 
 import (
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/ratelimit"
@@ -29,6 +31,10 @@ type Server struct {
 	Citations assistant.CitationStore
 	Ready     assistant.Pinger
 	Catalog   *diagnose.Catalog
+	// Access holds keys, users, the audit log and usage rows; Keys
+	// verifies presented API keys.
+	Access assistant.AccessStore
+	Keys   *access.Verifier
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -44,4 +50,6 @@ type Server struct {
 	CORSOrigins []string
 	// Metrics receives the HTTP metrics and is served at /metrics.
 	Metrics *prometheus.Registry
+	// Admin, optional, is the admin area's handler, mounted at /admin/.
+	Admin http.Handler
 }

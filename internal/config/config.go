@@ -82,9 +82,10 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
 }
 
-// Load builds the configuration from getenv and the flags in args. It
-// returns flag.ErrHelp when args ask for help (the usage is then printed on
-// fs's output).
+// Load builds the configuration from getenv and the flags in args. fs may
+// carry the subcommand's own flags too; positional arguments are left in
+// fs.Args(). It returns flag.ErrHelp when args ask for help (the usage is
+// then printed on fs's output).
 func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config, error) {
 	values := make([]string, len(Settings))
 	explicit := make([]bool, len(Settings))
@@ -98,12 +99,21 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config,
 			return nil
 		})
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	// Flags may come before or after positional arguments
+	// (`keys revoke ID --data-dir D`); positionals are collected in order.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
+	// Leave the positionals where callers read them: fs.Args().
+	fs.Parse(append([]string{"--"}, positional...))
 	c := &Config{}
 	var errs []error
 	for i, s := range Settings {

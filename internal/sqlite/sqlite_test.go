@@ -11,7 +11,7 @@ import (
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
-func open(t *testing.T, path string) *sqlite.DB {
+func open(t testing.TB, path string) *sqlite.DB {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), path, func() time.Time { return time.Unix(1_700_000_000, 0) })
 	if err != nil {

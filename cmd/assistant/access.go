@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/access"
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// keysCommand is `assistant keys create|list|revoke` (D25).
+func keysCommand(ctx context.Context, e env, args []string) error {
+	return subcommands(ctx, e, "keys", args, []command{
+		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
+		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
+		{"revoke", "revoke a key by its 12-character id: revoke ID", keysRevoke},
+	})
+}
+
+// adminCommand is `assistant admin create-user` (D25).
+func adminCommand(ctx context.Context, e env, args []string) error {
+	return subcommands(ctx, e, "admin", args, []command{
+		{"create-user", "create an admin user: --workspace W --email E; the password is read from stdin, or generated and printed once", adminCreateUser},
+	})
+}
+
+// subcommands dispatches to one of cmds by args[0].
+func subcommands(ctx context.Context, e env, group string, args []string, cmds []command) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(e.stdout, "Usage: assistant %s <subcommand> [flags]\n\nSubcommands:\n", group)
+		for _, c := range cmds {
+			fmt.Fprintf(e.stdout, "  %-12s %s\n", c.name, c.summary)
+		}
+		if len(args) == 0 {
+			return fmt.Errorf("%w: assistant %s needs a subcommand", errUsage, group)
+		}
+		return nil
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	return fmt.Errorf("%w: unknown subcommand %q of assistant %s", errUsage, args[0], group)
+}
+
+// openAccess opens the store for a command-line change.
+func openAccess(ctx context.Context, e env, name string, args []string, define func(fs *flag.FlagSet)) (store interface {
+	assistant.AccessStore
+	Close() error
+}, rest []string, err error) {
+	cfg, rest, err := loadConfigWith(e, name, args, define)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := openStore(ctx, cfg, e.now)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, rest, nil
+}
+
+func keysCreate(ctx context.Context, e env, args []string) error {
+	var workspace, name string
+	var expiresIn time.Duration
+	var asJSON bool
+	db, rest, err := openAccess(ctx, e, "keys create", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&workspace, "workspace", "", "workspace of the key (created if it does not exist)")
+		fs.StringVar(&name, "name", "", "a name that says what the key is for")
+		fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime of the key, e.g. 720h; 0 for no expiry")
+		fs.BoolVar(&asJSON, "json", false, "print {id, workspace, name, key} as JSON")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+	case workspace == "" || strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w: --workspace and --name are required", errUsage)
+	case expiresIn < 0:
+		return fmt.Errorf("%w: --expires-in must not be negative", errUsage)
+	}
+	if err := db.EnsureWorkspace(ctx, workspace); err != nil {
+		return err
+	}
+	plaintext, id, hash := access.NewKey()
+	now := e.now().UTC()
+	k := assistant.APIKey{ID: id, Workspace: workspace, Name: strings.TrimSpace(name), Hash: hash, CreatedAt: now, CreatedBy: "cli"}
+	if expiresIn > 0 {
+		exp := now.Add(expiresIn)
+		k.ExpiresAt = &exp
+	}
+	if err := db.CreateKey(ctx, k); err != nil {
+		return err
+	}
+	db.RecordAudit(ctx, assistant.AuditEvent{At: now, Workspace: workspace, Actor: "cli", Action: "key.created", Target: id, Detail: k.Name})
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]string{"id": id, "workspace": workspace, "name": k.Name, "key": plaintext})
+	}
+	fmt.Fprintf(e.stdout, "Created key %s %q in workspace %s. It is shown only now; store it safely:\n", id, k.Name, workspace)
+	fmt.Fprintln(e.stdout, plaintext)
+	return nil
+}
+
+func keysList(ctx context.Context, e env, args []string) error {
+	var workspace string
+	var asJSON bool
+	db, rest, err := openAccess(ctx, e, "keys list", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&workspace, "workspace", "", "workspace whose keys to list")
+		fs.BoolVar(&asJSON, "json", false, "print a JSON array")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if workspace == "" || len(rest) > 0 {
+		return fmt.Errorf("%w: expected: assistant keys list --workspace W", errUsage)
+	}
+	keys, err := db.ListKeys(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	now := e.now()
+	if asJSON {
+		type row struct {
+			ID         string     `json:"id"`
+			Workspace  string     `json:"workspace"`
+			Name       string     `json:"name"`
+			Status     string     `json:"status"`
+			CreatedAt  time.Time  `json:"created_at"`
+			CreatedBy  string     `json:"created_by"`
+			ExpiresAt  *time.Time `json:"expires_at"`
+			RevokedAt  *time.Time `json:"revoked_at"`
+			LastUsedAt *time.Time `json:"last_used_at"`
+		}
+		rows := []row{}
+		for _, k := range keys {
+			rows = append(rows, row{k.ID, k.Workspace, k.Name, k.Status(now), k.CreatedAt, k.CreatedBy, k.ExpiresAt, k.RevokedAt, k.LastUsedAt})
+		}
+		return json.NewEncoder(e.stdout).Encode(rows)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%s\t%s\tcreated %s\tlast used %s\n", k.ID, k.Status(now), k.Name,
+			k.CreatedAt.UTC().Format(time.RFC3339), formatOptional(k.LastUsedAt))
+	}
+	return tw.Flush()
+}
+
+func keysRevoke(ctx context.Context, e env, args []string) error {
+	db, rest, err := openAccess(ctx, e, "keys revoke", args, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if len(rest) != 1 || !access.ValidKeyID(rest[0]) {
+		return fmt.Errorf("%w: expected: assistant keys revoke ID (the 12-character key id)", errUsage)
+	}
+	now := e.now().UTC()
+	k, err := db.RevokeKey(ctx, "", rest[0], now)
+	if err != nil {
+		return err
+	}
+	db.RecordAudit(ctx, assistant.AuditEvent{At: now, Workspace: k.Workspace, Actor: "cli", Action: "key.revoked", Target: k.ID})
+	fmt.Fprintf(e.stdout, "Revoked key %s %q of workspace %s.\n", k.ID, k.Name, k.Workspace)
+	return nil
+}
+
+func adminCreateUser(ctx context.Context, e env, args []string) error {
+	var workspace, email string
+	db, rest, err := openAccess(ctx, e, "admin create-user", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&workspace, "workspace", "", "workspace the user administers (created if it does not exist)")
+		fs.StringVar(&email, "email", "", "the user's email, their login")
+	})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	email = strings.TrimSpace(email)
+	if workspace == "" || !access.ValidEmail(email) || len(rest) > 0 {
+		return fmt.Errorf("%w: expected: assistant admin create-user --workspace W --email E (password on stdin)", errUsage)
+	}
+	password, generated, err := readPassword(e)
+	if err != nil {
+		return err
+	}
+	if err := access.CheckPasswordPolicy(password); err != nil {
+		return err
+	}
+	if err := db.EnsureWorkspace(ctx, workspace); err != nil {
+		return err
+	}
+	if _, err := db.CreateUser(ctx, assistant.User{Workspace: workspace, Email: email, PasswordHash: access.HashPassword(password)}); err != nil {
+		return err
+	}
+	db.RecordAudit(ctx, assistant.AuditEvent{At: e.now(), Workspace: workspace, Actor: "cli", Action: "user.created", Target: email})
+	fmt.Fprintf(e.stdout, "Created admin %s of workspace %s.\n", email, workspace)
+	if generated {
+		fmt.Fprintln(e.stdout, "Generated password (shown only now):")
+		fmt.Fprintln(e.stdout, password)
+	}
+	return nil
+}
+
+// readPassword reads the first line of stdin; with nothing there it
+// generates a password.
+func readPassword(e env) (password string, generated bool, err error) {
+	if e.stdin != nil {
+		line, err := bufio.NewReader(e.stdin).ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", false, err
+		}
+		if password = strings.TrimRight(line, "\r\n"); password != "" {
+			return password, false, nil
+		}
+	}
+	return access.GeneratePassword(), true, nil
+}
+
+func formatOptional(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,171 @@
+package access
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// KeyLookup is what the verifier needs of the store.
+type KeyLookup interface {
+	KeyByID(ctx context.Context, id string) (assistant.APIKey, error)
+	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
+	TouchKeys(ctx context.Context, lastUsed map[string]time.Time) error
+}
+
+// Verifier checks presented API keys. It caches key rows by id so a
+// verification needs no database query, and keeps D18 across processes by
+// polling the store for recent revocations every PollInterval (a key
+// revoked by `assistant keys revoke` is evicted within that time). It
+// records last-used times in memory and writes them in one batch every
+// FlushInterval, never once per request.
+type Verifier struct {
+	store  KeyLookup
+	now    func() time.Time
+	logger *slog.Logger
+
+	// CacheTTL bounds how long a cached row is trusted without a fresh
+	// read, as a backstop to polling.
+	CacheTTL      time.Duration
+	PollInterval  time.Duration
+	FlushInterval time.Duration
+
+	mu       sync.Mutex
+	cache    map[string]cachedKey
+	lastUsed map[string]time.Time
+}
+
+type cachedKey struct {
+	key     assistant.APIKey
+	fetched time.Time
+}
+
+// NewVerifier returns a verifier with the default intervals: poll every
+// 250 ms (D18 asks for one second), flush last-used every 10 s, re-read a
+// cached row after 5 minutes.
+func NewVerifier(store KeyLookup, now func() time.Time, logger *slog.Logger) *Verifier {
+	return &Verifier{
+		store: store, now: now, logger: logger,
+		CacheTTL: 5 * time.Minute, PollInterval: 250 * time.Millisecond, FlushInterval: 10 * time.Second,
+		cache: map[string]cachedKey{}, lastUsed: map[string]time.Time{},
+	}
+}
+
+var errInvalidKey = assistant.Errorf(assistant.EUnauthorized, "The API key is not valid.")
+
+// Verify returns the key a plaintext belongs to, or an EUnauthorized error
+// when it is malformed, unknown, revoked or expired. A malformed key or a
+// wrong checksum is rejected before any lookup.
+func (v *Verifier) Verify(ctx context.Context, plaintext string) (assistant.APIKey, error) {
+	id, err := ParseKey(plaintext)
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	now := v.now()
+	key, err := v.lookup(ctx, id, now)
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	hash := HashKey(plaintext)
+	if subtle.ConstantTimeCompare(hash[:], key.Hash[:]) != 1 {
+		return assistant.APIKey{}, errInvalidKey
+	}
+	switch key.Status(now) {
+	case "revoked":
+		return assistant.APIKey{}, assistant.Errorf(assistant.EUnauthorized, "The API key has been revoked.")
+	case "expired":
+		return assistant.APIKey{}, assistant.Errorf(assistant.EUnauthorized, "The API key has expired.")
+	}
+	v.mu.Lock()
+	v.lastUsed[id] = now
+	v.mu.Unlock()
+	return key, nil
+}
+
+func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (assistant.APIKey, error) {
+	v.mu.Lock()
+	c, ok := v.cache[id]
+	v.mu.Unlock()
+	if ok && now.Sub(c.fetched) < v.CacheTTL {
+		return c.key, nil
+	}
+	key, err := v.store.KeyByID(ctx, id)
+	if assistant.ErrorCode(err) == assistant.ENotFound {
+		return assistant.APIKey{}, errInvalidKey
+	}
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	v.mu.Lock()
+	v.cache[id] = cachedKey{key: key, fetched: now}
+	v.mu.Unlock()
+	return key, nil
+}
+
+// Forget evicts keys from the cache, e.g. right after this process revoked
+// them.
+func (v *Verifier) Forget(ids ...string) {
+	v.mu.Lock()
+	for _, id := range ids {
+		delete(v.cache, id)
+	}
+	v.mu.Unlock()
+}
+
+// Run polls for revocations and flushes last-used times until ctx ends,
+// then flushes once more.
+func (v *Verifier) Run(ctx context.Context) {
+	poll := time.NewTicker(v.PollInterval)
+	flush := time.NewTicker(v.FlushInterval)
+	defer poll.Stop()
+	defer flush.Stop()
+	since := v.now().Add(-time.Minute)
+	for {
+		select {
+		case <-ctx.Done():
+			v.Flush(context.WithoutCancel(ctx))
+			return
+		case <-poll.C:
+			next := v.now()
+			if err := v.pollRevocations(ctx, since); err != nil {
+				if !errors.Is(err, context.Canceled) {
+					v.logger.Warn("polling key revocations failed", "err", err)
+				}
+				continue
+			}
+			// Overlap the windows so clock skew between processes
+			// cannot hide a revocation.
+			since = next.Add(-5 * time.Second)
+		case <-flush.C:
+			v.Flush(ctx)
+		}
+	}
+}
+
+func (v *Verifier) pollRevocations(ctx context.Context, since time.Time) error {
+	ids, err := v.store.RevokedSince(ctx, since)
+	if err != nil {
+		return err
+	}
+	v.Forget(ids...)
+	return nil
+}
+
+// Flush writes the pending last-used times.
+func (v *Verifier) Flush(ctx context.Context) {
+	v.mu.Lock()
+	pending := v.lastUsed
+	v.lastUsed = map[string]time.Time{}
+	v.mu.Unlock()
+	if len(pending) == 0 {
+		return
+	}
+	if err := v.store.TouchKeys(ctx, pending); err != nil {
+		v.logger.Warn("recording key last-used times failed", "err", err, "keys", len(pending))
+	}
+}

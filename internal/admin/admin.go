@@ -1,0 +1,613 @@
+// Package admin is the server-rendered admin area at /admin: first-run
+// setup, login and logout, and /admin/integrations, where an admin creates,
+// sees (once), revokes and watches the usage of their workspace's API keys.
+//
+// Pages are html/template with embedded assets (no CDN, no inline script).
+// Sessions come from scs; cross-site form posts are refused by net/http's
+// CrossOriginProtection; failed logins go through access.LoginThrottle;
+// every key and login event is written to the audit log (D17).
+package admin
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/constraintlab/assistant/internal/access"
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Handler serves /admin/.
+type Handler struct {
+	Store    assistant.AccessStore
+	Keys     *access.Verifier // evicts revoked keys at once in this process
+	Sessions *scs.SessionManager
+	Throttle *access.LoginThrottle
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// ClientIP returns the client address of a request (the same rule as
+	// the API's limits).
+	ClientIP func(*http.Request) string
+	// Sleep waits for the login slowdown; tests replace it.
+	Sleep func(context.Context, time.Duration)
+
+	pages map[string]*template.Template
+}
+
+// Session keys.
+const (
+	sessUserEmail = "email"
+	sessWorkspace = "workspace"
+	sessFlash     = "flash"
+	sessNewKey    = "new_key"    // plaintext of the key just created, shown once
+	sessNewKeyID  = "new_key_id" // its id
+)
+
+// NewSessions returns the session manager of the admin area: HttpOnly,
+// SameSite=Lax cookies that live 12 hours (idle 2 hours), stored by store.
+func NewSessions(store scs.Store) *scs.SessionManager {
+	s := scs.New()
+	s.Store = store
+	s.Lifetime = 12 * time.Hour
+	s.IdleTimeout = 2 * time.Hour
+	s.Cookie.Name = "assistant_admin"
+	s.Cookie.HttpOnly = true
+	s.Cookie.SameSite = http.SameSiteLaxMode
+	s.Cookie.Path = "/admin"
+	return s
+}
+
+// Routes returns the admin area's handler, to be mounted at /admin/.
+func (h *Handler) Routes() (http.Handler, error) {
+	if err := h.parseTemplates(); err != nil {
+		return nil, err
+	}
+	if h.Sleep == nil {
+		h.Sleep = func(ctx context.Context, d time.Duration) {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+			}
+		}
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /admin/static/", http.StripPrefix("/admin/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /admin/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+	})
+	mux.Handle("GET /admin/setup", h.page(h.setupForm))
+	mux.Handle("POST /admin/setup", h.page(h.setup))
+	mux.Handle("GET /admin/login", h.page(h.loginForm))
+	mux.Handle("POST /admin/login", h.page(h.login))
+	mux.Handle("POST /admin/logout", h.page(h.logout))
+	mux.Handle("GET /admin/integrations", h.page(h.requireUser(h.integrations)))
+	mux.Handle("POST /admin/integrations/keys", h.page(h.requireUser(h.createKey)))
+	mux.Handle("GET /admin/integrations/keys/{id}/created", h.page(h.requireUser(h.createdKey)))
+	mux.Handle("GET /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeForm)))
+	mux.Handle("POST /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeKey)))
+	mux.Handle("GET /admin/integrations/keys/{id}/usage", h.page(h.requireUser(h.usage)))
+	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
+		return errNotFound
+	}))
+
+	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.renderError(w, r, http.StatusForbidden, "Request refused",
+			"This form was submitted from another site, so it was refused. Open the admin area directly and try again.")
+	}))
+	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(mux)))), nil
+}
+
+func (h *Handler) parseTemplates() error {
+	funcs := template.FuncMap{
+		"fmtTime": func(t any) string {
+			switch v := t.(type) {
+			case time.Time:
+				return v.UTC().Format("2006-01-02 15:04 UTC")
+			case *time.Time:
+				if v == nil {
+					return ""
+				}
+				return v.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			return ""
+		},
+	}
+	h.pages = map[string]*template.Template{}
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return fmt.Errorf("parsing admin template %s: %w", name, err)
+		}
+		h.pages[name] = t
+	}
+	return nil
+}
+
+// pageError is an error shown to a person as an HTML page.
+type pageError struct {
+	status         int
+	title, message string
+}
+
+func (e *pageError) Error() string { return e.message }
+
+var errNotFound = &pageError{http.StatusNotFound, "Not found", "There is no such page in the admin area."}
+
+// page adapts a handler that returns an error: errors become HTML error
+// pages (D1: the admin area shows pages, not problem documents).
+func (h *Handler) page(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
+		var pe *pageError
+		switch {
+		case errors.As(err, &pe):
+			h.renderError(w, r, pe.status, pe.title, pe.message)
+		case assistant.ErrorCode(err) == assistant.ENotFound:
+			h.renderError(w, r, http.StatusNotFound, "Not found", assistant.ErrorMessage(err))
+		default:
+			h.Logger.ErrorContext(r.Context(), "admin page failed", "path", r.URL.Path, "err", err)
+			h.renderError(w, r, http.StatusInternalServerError, "Something went wrong", "The page could not be shown. Try again in a moment.")
+		}
+	})
+}
+
+type sessionUser struct{ Email, Workspace string }
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data map[string]any) {
+	v := map[string]any{"Title": title, "User": h.currentUser(r)}
+	if flash := h.session(r, func(ctx context.Context) string { return h.Sessions.PopString(ctx, sessFlash) }); flash != "" {
+		v["Flash"] = flash
+	}
+	for k, val := range data {
+		v[k] = val
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := h.pages[name].ExecuteTemplate(w, "layout", v); err != nil {
+		h.Logger.Error("rendering admin page", "page", name, "err", err)
+	}
+}
+
+func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
+	h.render(w, r, status, "error", title, map[string]any{"Message": message})
+}
+
+func (h *Handler) currentUser(r *http.Request) *sessionUser {
+	email := h.session(r, func(ctx context.Context) string { return h.Sessions.GetString(ctx, sessUserEmail) })
+	if email == "" {
+		return nil
+	}
+	return &sessionUser{Email: email, Workspace: h.Sessions.GetString(r.Context(), sessWorkspace)}
+}
+
+// session reads from the request's session, or returns "" where no session
+// is loaded (the cross-origin refusal page is rendered before sessions).
+func (h *Handler) session(r *http.Request, get func(context.Context) string) (value string) {
+	if r == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			value = ""
+		}
+	}()
+	return get(r.Context())
+}
+
+// requireUser sends people without a session to the login page.
+func (h *Handler) requireUser(fn func(http.ResponseWriter, *http.Request, *sessionUser) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		u := h.currentUser(r)
+		if u == nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
+				return nil
+			}
+			return &pageError{http.StatusUnauthorized, "Logged out", "Your session has ended. Log in again."}
+		}
+		return fn(w, r, u)
+	}
+}
+
+func (h *Handler) audit(r *http.Request, workspace, actor, action, target, detail string) {
+	e := assistant.AuditEvent{At: h.Now(), Workspace: workspace, Actor: actor, Action: action, Target: target, IP: h.ClientIP(r), Detail: detail}
+	if err := h.Store.RecordAudit(context.WithoutCancel(r.Context()), e); err != nil {
+		h.Logger.ErrorContext(r.Context(), "writing the audit log failed", "action", action, "err", err)
+	}
+}
+
+// --- setup ---
+
+func (h *Handler) setupForm(w http.ResponseWriter, r *http.Request) error {
+	token := r.URL.Query().Get("token")
+	valid, err := h.setupValid(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, http.StatusOK, "setup", "Set up", map[string]any{"Valid": valid, "Token": token, "MinPassword": access.MinPasswordLength})
+	return nil
+}
+
+func (h *Handler) setupValid(ctx context.Context, token string) (bool, error) {
+	if token == "" || len(token) > 200 {
+		return false, nil
+	}
+	if n, err := h.Store.CountUsers(ctx); err != nil || n > 0 {
+		return false, err
+	}
+	return h.Store.CheckSetupToken(ctx, access.HashSetupToken(token), h.Now())
+}
+
+func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	token, email := r.PostFormValue("token"), strings.TrimSpace(r.PostFormValue("email"))
+	password, confirm := r.PostFormValue("password"), r.PostFormValue("confirm")
+	valid, err := h.setupValid(ctx, token)
+	if err != nil {
+		return err
+	}
+	again := func(msg string) error {
+		h.render(w, r, http.StatusBadRequest, "setup", "Set up", map[string]any{
+			"Valid": valid, "Token": token, "Email": email, "Error": msg, "MinPassword": access.MinPasswordLength})
+		return nil
+	}
+	switch {
+	case !valid:
+		return again("")
+	case !access.ValidEmail(email):
+		return again("Enter a valid email address.")
+	case password != confirm:
+		return again("The two passwords differ.")
+	}
+	if err := access.CheckPasswordPolicy(password); err != nil {
+		return again(assistant.ErrorMessage(err))
+	}
+	if ok, err := h.Store.ConsumeSetupToken(ctx, access.HashSetupToken(token), h.Now()); err != nil || !ok {
+		valid = false
+		if err != nil {
+			return err
+		}
+		return again("")
+	}
+	if err := h.Store.EnsureWorkspace(ctx, assistant.DefaultWorkspace); err != nil {
+		return err
+	}
+	u, err := h.Store.CreateUser(ctx, assistant.User{Workspace: assistant.DefaultWorkspace, Email: email, PasswordHash: access.HashPassword(password)})
+	if err != nil {
+		return err
+	}
+	h.audit(r, u.Workspace, u.Email, "user.created", u.Email, "first admin, through the setup link")
+	if err := h.startSession(r, u); err != nil {
+		return err
+	}
+	h.Sessions.Put(ctx, sessFlash, "Welcome. Your admin account is ready.")
+	http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) startSession(r *http.Request, u assistant.User) error {
+	if err := h.Sessions.RenewToken(r.Context()); err != nil { // no session fixation
+		return err
+	}
+	h.Sessions.Put(r.Context(), sessUserEmail, u.Email)
+	h.Sessions.Put(r.Context(), sessWorkspace, u.Workspace)
+	return nil
+}
+
+// --- login ---
+
+func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) error {
+	if h.currentUser(r) != nil {
+		http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+		return nil
+	}
+	h.render(w, r, http.StatusOK, "login", "Log in", nil)
+	return nil
+}
+
+// dummyHash is checked for unknown emails so a login takes as long whether
+// or not the account exists.
+var dummyHash = access.HashPassword("not a real password, only for timing")
+
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	email := strings.TrimSpace(r.PostFormValue("email"))
+	password := r.PostFormValue("password")
+	ip := h.ClientIP(r)
+	fail := func(status int, msg string) error {
+		h.render(w, r, status, "login", "Log in", map[string]any{"Email": email, "Error": msg})
+		return nil
+	}
+	if email == "" || password == "" {
+		return fail(http.StatusBadRequest, "Enter your email and password.")
+	}
+	lockedFor, delay := h.Throttle.Check(email, ip)
+	if lockedFor > 0 {
+		h.audit(r, "", email, "login.locked", email, "")
+		minutes := int((lockedFor + time.Minute - 1) / time.Minute)
+		return fail(http.StatusTooManyRequests, fmt.Sprintf(
+			"Too many failed logins for this account from your address. Try again in %d minute(s).", minutes))
+	}
+	if delay > 0 {
+		h.Sleep(ctx, delay)
+	}
+	u, err := h.Store.UserByEmail(ctx, email)
+	if err != nil && assistant.ErrorCode(err) != assistant.ENotFound {
+		return err
+	}
+	hash := dummyHash
+	if err == nil {
+		hash = u.PasswordHash
+	}
+	if !access.CheckPassword(hash, password) || err != nil {
+		h.Throttle.Failure(email, ip)
+		h.audit(r, u.Workspace, email, "login.failed", email, "")
+		return fail(http.StatusUnauthorized, "The email or password is wrong.")
+	}
+	h.Throttle.Success(email, ip)
+	if err := h.startSession(r, u); err != nil {
+		return err
+	}
+	h.audit(r, u.Workspace, u.Email, "login.succeeded", u.Email, "")
+	http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) error {
+	if u := h.currentUser(r); u != nil {
+		h.audit(r, u.Workspace, u.Email, "logout", u.Email, "")
+	}
+	if err := h.Sessions.Destroy(r.Context()); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
+	return nil
+}
+
+// --- keys ---
+
+func (h *Handler) integrations(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	keys, err := h.Store.ListKeys(r.Context(), u.Workspace)
+	if err != nil {
+		return err
+	}
+	now := h.Now()
+	type row struct {
+		assistant.APIKey
+		Status string
+	}
+	rows := make([]row, len(keys))
+	for i, k := range keys {
+		rows[i] = row{k, k.Status(now)}
+	}
+	h.render(w, r, http.StatusOK, "integrations", "API keys", map[string]any{"Keys": rows})
+	return nil
+}
+
+// MaxKeyNameLength bounds a key's name.
+const MaxKeyNameLength = 100
+
+func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	ctx := r.Context()
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if name == "" || len(name) > MaxKeyNameLength {
+		h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("A key needs a name of 1 to %d characters.", MaxKeyNameLength))
+		http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+		return nil
+	}
+	now := h.Now().UTC()
+	plaintext, id, hash := access.NewKey()
+	k := assistant.APIKey{ID: id, Workspace: u.Workspace, Name: name, Hash: hash, CreatedAt: now, CreatedBy: u.Email}
+	if days := r.PostFormValue("expires"); days != "" {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 1 || n > 3650 {
+			return &pageError{http.StatusBadRequest, "Invalid expiry", "Choose an expiry from the list."}
+		}
+		exp := now.AddDate(0, 0, n)
+		k.ExpiresAt = &exp
+	}
+	if err := h.Store.CreateKey(ctx, k); err != nil {
+		return err
+	}
+	h.audit(r, u.Workspace, u.Email, "key.created", id, name)
+	// The plaintext waits in the session for exactly one page view.
+	h.Sessions.Put(ctx, sessNewKey, plaintext)
+	h.Sessions.Put(ctx, sessNewKeyID, id)
+	http.Redirect(w, r, "/admin/integrations/keys/"+id+"/created", http.StatusSeeOther)
+	return nil
+}
+
+func (h *Handler) createdKey(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	k, err := h.workspaceKey(ctx, u, id)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"KeyID": k.ID, "Name": k.Name}
+	if h.Sessions.GetString(ctx, sessNewKeyID) == id {
+		data["Plaintext"] = h.Sessions.PopString(ctx, sessNewKey)
+		h.Sessions.Remove(ctx, sessNewKeyID)
+	}
+	h.render(w, r, http.StatusOK, "created", "Key created", data)
+	return nil
+}
+
+// workspaceKey returns a key of the user's own workspace; any other is
+// "not found", so keys of other workspaces are not even confirmed to exist.
+func (h *Handler) workspaceKey(ctx context.Context, u *sessionUser, id string) (assistant.APIKey, error) {
+	if !access.ValidKeyID(id) {
+		return assistant.APIKey{}, errNotFound
+	}
+	k, err := h.Store.KeyByID(ctx, id)
+	if err != nil || k.Workspace != u.Workspace {
+		if err == nil || assistant.ErrorCode(err) == assistant.ENotFound {
+			return assistant.APIKey{}, &pageError{http.StatusNotFound, "Not found", "There is no such key in your workspace."}
+		}
+		return assistant.APIKey{}, err
+	}
+	return k, nil
+}
+
+func (h *Handler) revokeForm(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	k, err := h.workspaceKey(r.Context(), u, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	h.render(w, r, http.StatusOK, "revoke", "Revoke key", map[string]any{"Key": k})
+	return nil
+}
+
+func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	ctx := r.Context()
+	k, err := h.workspaceKey(ctx, u, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if _, err := h.Store.RevokeKey(ctx, u.Workspace, k.ID, h.Now().UTC()); err != nil {
+		return err
+	}
+	h.Keys.Forget(k.ID)
+	h.audit(r, u.Workspace, u.Email, "key.revoked", k.ID, k.Name)
+	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Key %s (%s) is revoked.", k.ID, k.Name))
+	http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
+	return nil
+}
+
+// UsageWindow is how far back the usage page looks.
+const UsageWindow = 30 * 24 * time.Hour
+
+func (h *Handler) usage(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+	ctx := r.Context()
+	k, err := h.workspaceKey(ctx, u, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	since := h.Now().UTC().Add(-UsageWindow).Truncate(24 * time.Hour)
+	rows, err := h.Store.UsageByDay(ctx, u.Workspace, k.ID, since)
+	if err != nil {
+		return err
+	}
+	byStatus, classes := pivot(rows, func(d assistant.UsageDay) string { return d.StatusClass })
+	bySource, sources := pivot(rows, func(d assistant.UsageDay) string { return d.Source })
+	h.render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
+		"Key": k, "Since": since.Format("2006-01-02"),
+		"Days": byStatus, "Classes": classes, "SourceDays": bySource, "Sources": sources,
+	})
+	return nil
+}
+
+type dayRow struct {
+	Day    string
+	Counts []int
+	Total  int
+}
+
+// pivot turns (day, column, count) rows into one row per day with a count
+// per column value, columns sorted.
+func pivot(rows []assistant.UsageDay, column func(assistant.UsageDay) string) ([]dayRow, []string) {
+	colSet := map[string]bool{}
+	for _, d := range rows {
+		colSet[column(d)] = true
+	}
+	cols := make([]string, 0, len(colSet))
+	for c := range colSet {
+		cols = append(cols, c)
+	}
+	sort.Strings(cols)
+	index := map[string]int{}
+	for i, c := range cols {
+		index[c] = i
+	}
+	var out []dayRow
+	for _, d := range rows {
+		if len(out) == 0 || out[len(out)-1].Day != d.Day {
+			out = append(out, dayRow{Day: d.Day, Counts: make([]int, len(cols))})
+		}
+		last := &out[len(out)-1]
+		last.Counts[index[column(d)]] += d.Requests
+		last.Total += d.Requests
+	}
+	return out, cols
+}
+
+// securityHeaders: a CSP without inline script, no framing, no referrer
+// (the setup link carries a token), and no caching of any admin page (a
+// page may show a key).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// secureCookies marks cookies Secure when the request came over TLS, so
+// the session cookie is Secure behind TLS and still works on plain
+// http://localhost.
+func secureCookies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&secureCookieWriter{ResponseWriter: w}, r)
+	})
+}
+
+type secureCookieWriter struct {
+	http.ResponseWriter
+	done bool
+}
+
+func (w *secureCookieWriter) WriteHeader(code int) {
+	if !w.done {
+		w.done = true
+		cookies := w.Header()["Set-Cookie"]
+		for i, c := range cookies {
+			if !strings.Contains(strings.ToLower(c), "; secure") {
+				cookies[i] = c + "; Secure"
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *secureCookieWriter) Write(b []byte) (int, error) {
+	if !w.done {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *secureCookieWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

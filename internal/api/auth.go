@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+const keyCtxKey ctxKey = 100
+
+// KeyFrom returns the API key that authenticated the request.
+func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
+	k, ok := ctx.Value(keyCtxKey).(assistant.APIKey)
+	return k, ok
+}
+
+// usageNote lets a handler fill in what the usage row of D5 records beyond
+// the middleware's view (mode, source), or take over writing it (the chat
+// turn writes it in the same transaction as its citation events).
+type usageNote struct {
+	Mode, Source string
+	Recorded     bool
+}
+
+const usageCtxKey ctxKey = 101
+
+// UsageNoteFrom returns the request's usage note, if it is authenticated.
+func UsageNoteFrom(ctx context.Context) *usageNote {
+	n, _ := ctx.Value(usageCtxKey).(*usageNote)
+	return n
+}
+
+// authenticate guards every /api/v1/ route (interface.md section 5): a
+// missing, malformed, unknown, revoked or expired bearer key is 401 (D1),
+// checked before routing, so unknown /api/v1/ paths do not reveal
+// themselves to unauthenticated callers. The workspace comes from the key
+// only. Each authenticated request gets one usage row (D5); failed
+// authentication records none and counts against no key.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/v1/") || r.Method == http.MethodOptions {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx := r.Context()
+		plaintext, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="assistant"`)
+			writeProblem(w, newProblem(ctx, http.StatusUnauthorized,
+				"This endpoint needs an API key: send Authorization: Bearer sk_service_... (keys are created at /admin/integrations)."))
+			return
+		}
+		key, err := s.Keys.Verify(ctx, plaintext)
+		if err != nil {
+			if assistant.ErrorCode(err) == assistant.EUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="assistant", error="invalid_token"`)
+			}
+			writeProblem(w, problemFromError(ctx, s.Logger, err))
+			return
+		}
+		start := s.Now()
+		note := &usageNote{}
+		ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, note)
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		if note.Recorded {
+			return
+		}
+		endpoint := r.Method + " " + r.URL.Path
+		if rt, ok := ctx.Value(routeKey).(*route); ok && rt.pattern != "" {
+			endpoint = rt.pattern
+		}
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		rec := assistant.UsageRecord{
+			At: start, Workspace: key.Workspace, KeyID: key.ID, Endpoint: endpoint,
+			Mode: note.Mode, Source: note.Source, Status: status, Latency: s.Now().Sub(start),
+		}
+		if err := s.Access.RecordUsage(context.WithoutCancel(ctx), rec); err != nil {
+			s.Logger.ErrorContext(ctx, "recording usage failed", "request_id", RequestIDFrom(ctx), "err", err)
+		}
+	})
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer <token>"
+// header (the scheme is case-insensitive).
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// --- GET /api/v1/key ---
+
+type keyOutput struct {
+	Body struct {
+		KeyID     string     `json:"key_id" doc:"The public id of the key (the 12 characters after sk_service_)."`
+		Workspace string     `json:"workspace" doc:"The workspace the key belongs to."`
+		Name      string     `json:"name"`
+		CreatedAt time.Time  `json:"created_at"`
+		ExpiresAt *time.Time `json:"expires_at" nullable:"true" doc:"When the key stops working, or null."`
+	}
+}
+
+func (s *Server) currentKey(ctx context.Context, _ *struct{}) (*keyOutput, error) {
+	key, ok := KeyFrom(ctx)
+	if !ok {
+		return nil, assistant.Errorf(assistant.EUnauthorized, "No API key was presented.")
+	}
+	out := &keyOutput{}
+	out.Body.KeyID, out.Body.Workspace, out.Body.Name = key.ID, key.Workspace, key.Name
+	out.Body.CreatedAt, out.Body.ExpiresAt = key.CreatedAt.UTC(), key.ExpiresAt
+	return out, nil
+}

@@ -1,0 +1,133 @@
+package assistant
+
+import (
+	"context"
+	"regexp"
+	"time"
+)
+
+// WorkspaceIDPattern is what a workspace id looks like: it appears in
+// command lines and URLs, so it is a short slug.
+var workspaceIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// ValidWorkspaceID reports whether id is a well-formed workspace id.
+func ValidWorkspaceID(id string) bool { return workspaceIDPattern.MatchString(id) }
+
+// DefaultWorkspace is the workspace the first admin user belongs to.
+const DefaultWorkspace = "default"
+
+// APIKey is a stored API key (D16). The plaintext is never stored: only
+// its id (public) and the SHA-256 of the whole key.
+type APIKey struct {
+	ID         string // 12 base62 characters, the public part
+	Workspace  string
+	Name       string
+	Hash       [32]byte // SHA-256 of the whole plaintext key
+	CreatedAt  time.Time
+	CreatedBy  string // who created it: an admin's email, or "cli"
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+// Status is "active", "revoked" or "expired" at time now.
+func (k *APIKey) Status(now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return "revoked"
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return "expired"
+	}
+	return "active"
+}
+
+// User is an admin of one workspace. PasswordHash is an argon2id PHC string.
+type User struct {
+	ID           int64
+	Workspace    string
+	Email        string
+	PasswordHash string
+	CreatedAt    time.Time
+}
+
+// AuditEvent is one entry of the audit log of key and login events.
+type AuditEvent struct {
+	At        time.Time
+	Workspace string
+	Actor     string // email, "cli", or the attempted email of a failed login
+	Action    string // e.g. key.created, key.revoked, login.succeeded, login.failed
+	Target    string // e.g. the key id
+	IP        string
+	Detail    string
+}
+
+// UsageRecord is one authenticated API request (D5). It never holds the
+// message text.
+type UsageRecord struct {
+	At        time.Time
+	Workspace string
+	KeyID     string
+	Endpoint  string // route pattern, e.g. "POST /api/v1/chat"
+	Mode      string
+	Source    string
+	Status    int
+	Latency   time.Duration
+}
+
+// UsageDay aggregates usage of one key on one UTC day, by status class
+// ("2xx", "4xx", ...) and source.
+type UsageDay struct {
+	Day         string // YYYY-MM-DD
+	StatusClass string
+	Source      string
+	Requests    int
+}
+
+// AccessStore holds workspaces, admin users, API keys, the audit log and
+// usage rows. Methods return *Error with code ENotFound for a missing row
+// and EConflict for a duplicate.
+type AccessStore interface {
+	// EnsureWorkspace creates the workspace if it does not exist.
+	EnsureWorkspace(ctx context.Context, id string) error
+
+	// CreateKey stores a new key; its workspace must exist.
+	CreateKey(ctx context.Context, k APIKey) error
+	// KeyByID returns the key with that id (ENotFound if none).
+	KeyByID(ctx context.Context, id string) (APIKey, error)
+	// ListKeys returns the workspace's keys, newest first.
+	ListKeys(ctx context.Context, workspace string) ([]APIKey, error)
+	// RevokeKey marks the key revoked at `at`. With a non-empty workspace,
+	// a key of another workspace is ENotFound. Revoking twice keeps the
+	// first time.
+	RevokeKey(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
+	// RevokedSince returns the ids of keys revoked at or after since.
+	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
+	// TouchKeys records last-used times in one write.
+	TouchKeys(ctx context.Context, lastUsed map[string]time.Time) error
+
+	// CreateUser stores a new admin user (EConflict if the email exists).
+	CreateUser(ctx context.Context, u User) (User, error)
+	// UserByEmail returns the user with that email (ENotFound if none).
+	UserByEmail(ctx context.Context, email string) (User, error)
+	// CountUsers counts admin users across workspaces.
+	CountUsers(ctx context.Context) (int, error)
+
+	// RecordAudit appends to the audit log.
+	RecordAudit(ctx context.Context, e AuditEvent) error
+	// ListAudit returns the workspace's latest audit events, newest first.
+	ListAudit(ctx context.Context, workspace string, limit int) ([]AuditEvent, error)
+
+	// RecordUsage stores one usage row.
+	RecordUsage(ctx context.Context, u UsageRecord) error
+	// UsageByDay aggregates a key's usage from since on, by day, status
+	// class and source, ordered by day, class and source.
+	UsageByDay(ctx context.Context, workspace, keyID string, since time.Time) ([]UsageDay, error)
+
+	// SetSetupToken replaces the one-time first-admin setup token (its
+	// SHA-256) and its expiry; ConsumeSetupToken checks and deletes it,
+	// reporting whether it was valid at now.
+	// CheckSetupToken reports whether it is valid without consuming it.
+	SetSetupToken(ctx context.Context, hash [32]byte, expires time.Time) error
+	ConsumeSetupToken(ctx context.Context, hash [32]byte, now time.Time) (bool, error)
+	CheckSetupToken(ctx context.Context, hash [32]byte, now time.Time) (bool, error)
+}
