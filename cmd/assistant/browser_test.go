@@ -4,13 +4,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"time"
 )
 
 // browserPrerequisites skips the test where Chromium, Node or the browser
 // test's npm packages are missing, except under CI=true, where browser
 // tests must run (.ci/run installs them).
-func browserPrerequisites(t *testing.T) (node, script string) {
+func browserPrerequisites(t *testing.T, scriptName string) (node, script string) {
 	t.Helper()
 	chromium := os.Getenv("CHROMIUM_PATH")
 	if chromium == "" {
@@ -33,21 +35,47 @@ func browserPrerequisites(t *testing.T) (node, script string) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		missing("browser/node_modules (run: cd browser && npm ci)")
 	}
-	return node, filepath.Join(dir, "docs.spec.mjs")
+	return node, filepath.Join(dir, scriptName)
 }
 
 // TestBrowserDocsTryItNow loads the interactive docs in headless Chromium
 // with no network beyond the service and runs a try-it call (D15).
 func TestBrowserDocsTryItNow(t *testing.T) {
-	node, script := browserPrerequisites(t)
+	node, script := browserPrerequisites(t, "docs.spec.mjs")
 	base, _ := startServer(t, nil)
-	shot := filepath.Join(t.TempDir(), "docs.png")
+	cmd := exec.Command(node, script, base, screenshotPath(t, "docs.png"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+}
+
+// screenshotPath is where a browser test saves its screenshot: the
+// ASSISTANT_TEST_ARTIFACTS directory (CI keeps it) or the test's temp dir.
+func screenshotPath(t *testing.T, name string) string {
 	if dir := os.Getenv("ASSISTANT_TEST_ARTIFACTS"); dir != "" {
 		os.MkdirAll(dir, 0o755)
-		shot = filepath.Join(dir, "docs.png")
+		return filepath.Join(dir, name)
 	}
-	cmd := exec.Command(node, script, base, shot)
-	out, err := cmd.CombinedOutput()
+	return filepath.Join(t.TempDir(), name)
+}
+
+// TestBrowserAdminKeys drives the admin area in headless Chromium: first
+// admin through the setup link, a key created and shown once, revoked, and
+// refused by the API.
+func TestBrowserAdminKeys(t *testing.T) {
+	node, script := browserPrerequisites(t, "admin.spec.mjs")
+	base, stdout, _ := startServerOutput(t, nil)
+	setup := regexp.MustCompile(`http://\S+/admin/setup\?token=[0-9A-Za-z]+`)
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		link = setup.FindString(stdout.String())
+	}
+	if link == "" {
+		t.Fatalf("serve printed no setup link:\n%s", stdout)
+	}
+	out, err := exec.Command(node, script, base, link, screenshotPath(t, "admin.png")).CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("browser test failed: %v", err)

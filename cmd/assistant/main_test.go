@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,41 +28,44 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // startServer runs `assistant serve` through run() on a free port with a
-// fresh data directory and returns its base URL and a stop function that
-// cancels it (as SIGTERM does) and returns run's error.
+// fresh data directory (unless extraEnv names one) and returns its base URL
+// and a stop function that cancels it (as SIGTERM does) and returns run's
+// error. Everything the server prints on stdout is in the returned buffer.
 func startServer(t *testing.T, extraEnv map[string]string) (string, func() error) {
+	base, _, stop := startServerOutput(t, extraEnv)
+	return base, stop
+}
+
+func startServerOutput(t *testing.T, extraEnv map[string]string) (string, *syncBuffer, func() error) {
 	t.Helper()
-	dir := t.TempDir()
-	env := map[string]string{"ASSISTANT_ADDR": "127.0.0.1:0", "ASSISTANT_DATA_DIR": dir}
+	env := map[string]string{"ASSISTANT_ADDR": "127.0.0.1:0", "ASSISTANT_DATA_DIR": t.TempDir()}
 	for k, v := range extraEnv {
 		env[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), outW, stderr)
-		outW.Close()
+		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), stdout, stderr)
 	}()
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-	}()
+	serving := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	deadline := time.Now().Add(60 * time.Second)
 	var base string
-	select {
-	case line := <-lines:
-		base = regexp.MustCompile(`http://[0-9.:]+`).FindString(line)
-	case err := <-done:
-		t.Fatalf("serve exited early: %v\n%s", err, stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not start:\n%s", stderr)
+	for base == "" {
+		if m := serving.FindStringSubmatch(stdout.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("serve exited early: %v\n%s", err, stderr)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start:\n%s", stderr)
+		}
 	}
 	var once sync.Once
 	var runErr error
@@ -79,7 +81,7 @@ func startServer(t *testing.T, extraEnv map[string]string) (string, func() error
 		return runErr
 	}
 	t.Cleanup(func() { stop() })
-	return base, stop
+	return base, stdout, stop
 }
 
 func TestServeEndToEnd(t *testing.T) {
@@ -202,4 +204,60 @@ func TestSubcommands(t *testing.T) {
 	if err == nil || exitCode(err) != 2 {
 		t.Errorf("bad flag: %v", err)
 	}
+}
+
+// TestKeyRevokedFromTheCommandLine runs `assistant keys` against the data
+// directory of a running server: the created key works, and once `keys
+// revoke` returns, the server refuses it within one second (D18).
+func TestKeyRevokedFromTheCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	base, _ := startServer(t, map[string]string{"ASSISTANT_DATA_DIR": dir})
+	getenv := func(k string) string {
+		if k == "ASSISTANT_DATA_DIR" {
+			return dir
+		}
+		return ""
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("assistant %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String()
+	}
+	var created struct{ ID, Workspace, Name, Key string }
+	if err := json.Unmarshal([]byte(cli("keys", "create", "--workspace", "acme", "--name", "ci", "--json")), &created); err != nil {
+		t.Fatal(err)
+	}
+	plain := cli("keys", "create", "--workspace", "acme", "--name", "second")
+	lines := strings.Split(strings.TrimSpace(plain), "\n")
+	if !strings.HasPrefix(lines[len(lines)-1], "sk_service_") {
+		t.Errorf("keys create: the key is not alone on the last line: %q", plain)
+	}
+	status := func(key string) int {
+		req, _ := http.NewRequest("GET", base+"/api/v1/key", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := status(created.Key); s != 200 {
+		t.Fatalf("new key: %d", s)
+	}
+	if list := cli("keys", "list", "--workspace", "acme"); !strings.Contains(list, "\n"+created.ID) && !strings.HasPrefix(list, created.ID) {
+		t.Errorf("keys list does not start a line with the key id:\n%s", list)
+	}
+	cli("keys", "revoke", created.ID)
+	revoked := time.Now()
+	for status(created.Key) != 401 {
+		if time.Since(revoked) > time.Second {
+			t.Fatal("the key revoked from the command line still works after one second")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("refused %v after the revoke command returned", time.Since(revoked))
 }

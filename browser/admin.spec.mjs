@@ -1,0 +1,84 @@
+// Browser test of the admin area (issue 3): set up the first admin through
+// the one-time link, create a key and see it once, reload and see it gone,
+// revoke it, and check that /api/v1/chat then answers 401 for it.
+//
+// Usage: node admin.spec.mjs BASE_URL SETUP_URL SCREENSHOT_PATH
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+
+const [base, setupURL, screenshot] = process.argv.slice(2);
+assert.ok(base && setupURL, "usage: node admin.spec.mjs BASE_URL SETUP_URL SCREENSHOT_PATH");
+const origin = new URL(base).origin;
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+let failed = false;
+try {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const outside = [];
+  await page.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(origin)) return route.continue();
+    outside.push(url);
+    return route.abort();
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(String(e)));
+
+  // First admin through the setup link.
+  await page.goto(setupURL);
+  await page.fill('input[name="email"]', "owner@example.com");
+  await page.fill('input[name="password"]', "a long admin passphrase");
+  await page.fill('input[name="confirm"]', "a long admin passphrase");
+  await Promise.all([page.waitForURL("**/admin/integrations"), page.click('button[type="submit"]')]);
+  assert.match(await page.textContent("body"), /owner@example\.com/);
+
+  // Create a key: shown once.
+  await page.fill('input[name="name"]', "browser test key");
+  await Promise.all([page.waitForURL("**/created"), page.click('form[action="/admin/integrations/keys"] button')]);
+  const key = (await page.textContent("#new-key")).trim();
+  assert.match(key, /^sk_service_[0-9A-Za-z]{50}$/, "the new key is shown");
+  const keyID = key.slice(11, 23);
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-created.png") });
+
+  // Reload: gone for good.
+  await page.reload();
+  assert.equal(await page.locator("#new-key").count(), 0, "the key is not shown after a reload");
+  await page.locator("#key-gone").waitFor();
+  assert.ok(!(await page.content()).includes(key), "the page no longer contains the key");
+
+  // The key works against the API.
+  const call = (k) => fetch(origin + "/api/v1/chat", {
+    method: "POST", headers: { Authorization: "Bearer " + k, "Content-Type": "application/json" },
+    body: JSON.stringify({ message: "hello" }),
+  });
+  assert.notEqual((await call(key)).status, 401, "the new key is accepted");
+
+  // Revoke with confirmation.
+  await page.goto(base + "/admin/integrations");
+  await page.click(`tr[data-key-id="${keyID}"] a.danger`);
+  await page.waitForURL(`**/keys/${keyID}/revoke`);
+  await Promise.all([page.waitForURL("**/admin/integrations"), page.click("button.danger")]);
+  assert.match(await page.textContent(`tr[data-key-id="${keyID}"]`), /revoked/);
+  if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+
+  const after = await call(key);
+  assert.equal(after.status, 401, "the revoked key gets 401 on /api/v1/chat");
+  assert.equal(after.headers.get("content-type"), "application/problem+json");
+
+  assert.deepEqual(outside, [], "the admin area made no request outside the service");
+  assert.deepEqual(errors, [], "no script error");
+  console.log("admin flow: setup, create (shown once), revoke, 401 for", keyID);
+} catch (e) {
+  failed = true;
+  console.error(e);
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
