@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -16,9 +17,17 @@ import (
 	"github.com/constraintlab/assistant/internal/admin"
 	"github.com/constraintlab/assistant/internal/api"
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/config"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/llm/anthropic"
+	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/llm/openai"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/sqlite"
+	"github.com/constraintlab/assistant/internal/verify"
 )
 
 // shutdownGrace is how long in-flight requests get to finish after SIGTERM.
@@ -49,6 +58,10 @@ func serve(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	diagnoser, err := diagnose.Load(ctx, catalog, db)
+	if err != nil {
+		return err
+	}
 
 	verifier := access.NewVerifier(db, e.now, logger)
 	verifierCtx, stopVerifier := context.WithCancel(context.WithoutCancel(ctx))
@@ -68,6 +81,11 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	chatService, err := newChatService(cfg, db, diagnoser, e.now, logger)
+	if err != nil {
+		return err
+	}
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -77,6 +95,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Citations:      db,
 		Ready:          db,
 		Catalog:        catalog,
+		Diagnosis:      diagnoser,
 		Logger:         logger,
 		Now:            e.now,
 		Version:        version,
@@ -87,6 +106,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		Access:         db,
 		Keys:           verifier,
 		Admin:          adminHandler,
+		Chat:           chatService,
+		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, time.Minute, e.now),
+		ChatRateLimit:  cfg.ChatRateLimit,
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -127,6 +149,40 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newChatService wires the chat turn: the configured model provider, the
+// store as knowledge, retriever and turn recorder, the diagnosis, the
+// personas and the verifier.
+func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+	personas, err := chat.LoadPersonas()
+	if err != nil {
+		return nil, err
+	}
+	provider, err := newProvider(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return &chat.Service{
+		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d), Recorder: db,
+		Checker: verify.New(), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
+	}, nil
+}
+
+// newProvider returns the model provider ASSISTANT_LLM_PROVIDER selects.
+// Its outbound client carries no ambient proxy or timeout surprises: the
+// provider sets its own per-attempt timeout.
+func newProvider(cfg *config.Config, logger *slog.Logger) (llm.Provider, error) {
+	client := &http.Client{}
+	switch cfg.LLMProvider {
+	case "builtin":
+		return builtin.New(), nil
+	case "openai":
+		return openai.New(openai.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger})
+	case "anthropic":
+		return anthropic.New(anthropic.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger})
+	}
+	return nil, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s is not supported", cfg.LLMProvider)
 }
 
 // setupLinkLifetime is how long the first-run setup link works.

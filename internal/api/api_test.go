@@ -63,12 +63,17 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dg, err := diagnose.Load(ctx, cat, db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
-		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat,
+		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
+		Chat: newChatService(t, db, dg, clk.Now), ChatLimiter: ratelimit.NewSlidingWindow(60, time.Minute, clk.Now), ChatRateLimit: 60,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	}
 	h, routes := srv.HandlerAndRoutes()

@@ -23,6 +23,9 @@ func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
 type usageNote struct {
 	Mode, Source string
 	Recorded     bool
+	// Status overrides the response status in the usage row: a streamed
+	// turn that fails after its 200 header records the problem's status.
+	Status int
 }
 
 const usageCtxKey ctxKey = 101
@@ -76,6 +79,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		status := sw.status
 		if status == 0 {
 			status = http.StatusOK
+		}
+		if note.Status != 0 {
+			status = note.Status
 		}
 		rec := assistant.UsageRecord{
 			At: start, Workspace: key.Workspace, KeyID: key.ID, Endpoint: endpoint,

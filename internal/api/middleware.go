@@ -88,6 +88,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Flush lets streamed responses (D9) through every wrapper.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 // route is filled in by capturePattern with the mux pattern that served the
 // request, so metrics are labelled by route, not by raw path.
 type route struct{ pattern string }
@@ -217,8 +225,11 @@ func (w *problemWriter) Write(b []byte) (int, error) {
 func (w *problemWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *problemWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
-		f.Flush()
+	if !w.committed {
+		w.WriteHeader(http.StatusOK)
+	}
+	if !w.replaced {
+		http.NewResponseController(w.ResponseWriter).Flush()
 	}
 }
 

@@ -3,10 +3,13 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/constraintlab/assistant/internal/chat"
 )
 
 // Paths of the public surface (interface.md section 4).
@@ -81,6 +84,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		Summary:     "Verticals and constraint archetypes",
 		Description: "The allowed ids of `vertical` and `archetype_id`, with names and descriptions.",
 	}), s.catalog)
+	s.registerPreview(api, public)
 
 	// Authenticated endpoints (a bearer API key; the workspace comes from it).
 	api.OpenAPI().Components.SecuritySchemes = map[string]*huma.SecurityScheme{
@@ -97,6 +101,26 @@ func (s *Server) handler() (http.Handler, []string) {
 		Summary:     "The key making this request",
 		Description: "Describes the API key in the Authorization header: its id, workspace, name and expiry. Use it to check that a key works.",
 	}), s.currentKey)
+
+	chatOp := authenticated(huma.Operation{
+		OperationID: "chat", Method: http.MethodPost, Path: "/api/v1/chat", Tags: []string{"Chat"},
+		Summary: "One turn of the assistant",
+		Description: "Answers a message in one of four personas, grounded in the knowledge base: the answer with citation tokens, " +
+			"the tool calls made (reasoning_trace), the knowledge used (rag_hits) and a confidence verdict. " +
+			"Send `Accept: text/event-stream` to stream the turn as server-sent events: `hop`, `delta`, `final` (the same object as the JSON form) or `error`. " +
+			"Limited to 60 requests per rolling minute per key; every response carries RateLimit headers.",
+		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusBadGateway},
+	})
+	chatOp.Responses = map[string]*huma.Response{"200": {
+		Description: "The answer (JSON), or the turn as a stream of server-sent events.",
+		Content: map[string]*huma.MediaType{
+			"application/json":  {Schema: api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(chat.Response{}), true, "ChatResponse")},
+			"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString, Description: "Events `hop` (a reasoning_trace item), `delta` ({text}), `final` (the chat response) and `error` (a problem document)."}},
+		},
+	}}
+	if s.Chat != nil {
+		huma.Register(api, chatOp, s.chatTurn)
+	}
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{
@@ -137,6 +161,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		recoverer(s.Logger),
 		cors(s.CORSOrigins),
 		s.authenticate,
+		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.Logger),
 		publicRateLimit(s.PublicLimiter, s.TrustedProxies),
 		caching,
 	), mux.patterns

@@ -19,6 +19,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 )
@@ -31,6 +32,8 @@ type Server struct {
 	Citations assistant.CitationStore
 	Ready     assistant.Pinger
 	Catalog   *diagnose.Catalog
+	// Diagnosis matches constraints and composes previews (POST preview).
+	Diagnosis *diagnose.Diagnoser
 	// Access holds keys, users, the audit log and usage rows; Keys
 	// verifies presented API keys.
 	Access assistant.AccessStore
@@ -50,6 +53,11 @@ type Server struct {
 	CORSOrigins []string
 	// Metrics receives the HTTP metrics and is served at /metrics.
 	Metrics *prometheus.Registry
+	// Chat answers POST /api/v1/chat; ChatLimiter limits it per key to
+	// ChatRateLimit requests per rolling minute (0 disables).
+	Chat          *chat.Service
+	ChatLimiter   ratelimit.Limiter
+	ChatRateLimit int
 	// Admin, optional, is the admin area's handler, mounted at /admin/.
 	Admin http.Handler
 }

@@ -62,15 +62,15 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
 	{Env: "ASSISTANT_LLM_PROVIDER", Flag: "llm-provider", Default: "builtin", Help: "model provider of the chat: builtin (offline), openai or anthropic",
 		apply: func(c *Config, v string) error { c.LLMProvider = v; return nil }},
-	{Env: "ASSISTANT_LLM_BASE_URL", Flag: "llm-base-url", Default: "", NotYet: "the chat issue", Help: "base URL of the model provider's API",
+	{Env: "ASSISTANT_LLM_BASE_URL", Flag: "llm-base-url", Default: "", Help: "base URL of the model provider's API (openai: any OpenAI-compatible server)",
 		apply: func(c *Config, v string) error { c.LLMBaseURL = v; return nil }},
-	{Env: "ASSISTANT_LLM_API_KEY", Flag: "llm-api-key", Default: "", Secret: true, NotYet: "the chat issue", Help: "API key of the model provider",
+	{Env: "ASSISTANT_LLM_API_KEY", Flag: "llm-api-key", Default: "", Secret: true, Help: "API key of the model provider (never logged)",
 		apply: func(c *Config, v string) error { c.LLMAPIKey = v; return nil }},
-	{Env: "ASSISTANT_LLM_MODEL", Flag: "llm-model", Default: "", NotYet: "the chat issue", Help: "model name at the provider",
+	{Env: "ASSISTANT_LLM_MODEL", Flag: "llm-model", Default: "", Help: "model name at the provider (required for openai and anthropic)",
 		apply: func(c *Config, v string) error { c.LLMModel = v; return nil }},
 	{Env: "ASSISTANT_TRUSTED_PROXIES", Flag: "trusted-proxies", Default: "", Help: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed",
 		apply: func(c *Config, v string) (err error) { c.TrustedProxies, err = parsePrefixes(v); return err }},
-	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", NotYet: "the chat issue", Help: "chat requests per key per rolling minute; 0 disables",
+	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", Help: "chat requests per key per rolling minute; 0 disables",
 		apply: func(c *Config, v string) (err error) { c.ChatRateLimit, err = parseLimit(v); return err }},
 	{Env: "ASSISTANT_PUBLIC_SOFT_LIMIT", Flag: "public-soft-limit", Default: "60", Help: "public requests per client IP per minute before RateLimit headers show 0 left; 0 disables",
 		apply: func(c *Config, v string) (err error) { c.PublicSoftLimit, err = parseLimit(v); return err }},
@@ -146,8 +146,18 @@ func (c *Config) validate() error {
 	}
 	switch c.LLMProvider {
 	case "builtin":
+		for name, v := range map[string]string{"ASSISTANT_LLM_BASE_URL": c.LLMBaseURL, "ASSISTANT_LLM_API_KEY": c.LLMAPIKey, "ASSISTANT_LLM_MODEL": c.LLMModel} {
+			if v != "" {
+				errs = append(errs, fmt.Errorf("%s is set but ASSISTANT_LLM_PROVIDER is builtin, which uses no remote model; set ASSISTANT_LLM_PROVIDER=openai or anthropic, or unset it", name))
+			}
+		}
 	case "openai", "anthropic":
-		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s is not built yet (it arrives with the chat issue); use builtin", c.LLMProvider))
+		if c.LLMModel == "" {
+			errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s needs ASSISTANT_LLM_MODEL", c.LLMProvider))
+		}
+		if c.LLMProvider == "anthropic" && c.LLMAPIKey == "" {
+			errs = append(errs, errors.New("ASSISTANT_LLM_PROVIDER=anthropic needs ASSISTANT_LLM_API_KEY"))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%q is not one of builtin, openai, anthropic", c.LLMProvider))
 	}

@@ -46,8 +46,9 @@ func TestRefusals(t *testing.T) {
 	cases := map[string]map[string]string{
 		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "postgres://u:secretpw@db/x"},
 		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "redis://localhost:6379"},
-		"ASSISTANT_LLM_PROVIDER":      {"ASSISTANT_LLM_PROVIDER": "openai"},
+		"ASSISTANT_LLM_MODEL":         {"ASSISTANT_LLM_PROVIDER": "openai"},
 		"ASSISTANT_LLM_API_KEY":       {"ASSISTANT_LLM_API_KEY": "sk-secret"},
+		"ASSISTANT_LLM_PROVIDER":      {"ASSISTANT_LLM_PROVIDER": "llama"},
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": {"ASSISTANT_PUBLIC_SOFT_LIMIT": "-1"},
 		"ASSISTANT_TRUSTED_PROXIES":   {"ASSISTANT_TRUSTED_PROXIES": "not-a-cidr"},
 		"ASSISTANT_LOG_LEVEL":         {"ASSISTANT_LOG_LEVEL": "loud"},

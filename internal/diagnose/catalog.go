@@ -1,7 +1,14 @@
-// Package diagnose holds the constraint catalog: the archetypes (the one
-// constraint holding a business back) and the business verticals, with the
-// content written for each. The free-text matcher and the archetype preview
-// build on it (the diagnosis issue).
+// Package diagnose is the constraint diagnosis: the catalog of archetypes
+// (the one constraint holding a business back) and business verticals, the
+// content written for each (content/: symptoms in owners' words, revealing
+// metrics, vertical vocabulary, key metrics and first moves, and the
+// framework applications of each archetype), the free-text matcher that
+// turns a description into ranked archetypes with a confidence (Diagnose),
+// and the archetype preview composed for a vertical (Preview, D11).
+//
+// Everything is parsed and checked once in New; a Diagnoser never changes
+// afterwards, so its answers are deterministic and it is safe for
+// concurrent use.
 package diagnose
 
 import (

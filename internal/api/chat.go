@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/ratelimit"
+)
+
+// Chat limits (D4).
+const (
+	MaxMessageLength = 8000
+	MaxHistoryItems  = 50
+)
+
+type chatRequest struct {
+	Message string             `json:"message" doc:"The user's message, 1 to 8000 characters after trimming."`
+	History []chat.HistoryItem `json:"history,omitempty" maxItems:"50" doc:"Earlier turns, oldest first, at most 50."`
+	Mode    string             `json:"mode,omitempty" enum:"operator,customer,support,success" default:"operator" doc:"The persona: operator (default), customer, support or success."`
+	Source  string             `json:"source,omitempty" maxLength:"200" doc:"A label of the calling integration; recorded with usage, never changes the answer."`
+}
+
+type chatInput struct {
+	Accept string `header:"Accept" doc:"text/event-stream streams the turn as server-sent events (D9); anything else gets JSON."`
+	Body   chatRequest
+}
+
+// Resolve adds the checks the schema cannot express: the message is
+// trimmed before its length is checked (D4).
+func (in *chatInput) Resolve(huma.Context) []error {
+	m := strings.TrimSpace(in.Body.Message)
+	switch {
+	case m == "":
+		return []error{&huma.ErrorDetail{Location: "body.message", Message: "must not be empty", Value: in.Body.Message}}
+	case utf8.RuneCountInString(m) > MaxMessageLength:
+		return []error{&huma.ErrorDetail{Location: "body.message", Message: fmt.Sprintf("must be at most %d characters", MaxMessageLength),
+			Value: fmt.Sprintf("(%d characters)", utf8.RuneCountInString(m))}}
+	}
+	return nil
+}
+
+func wantsStream(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		if mt, _, _ := strings.Cut(strings.TrimSpace(part), ";"); strings.EqualFold(mt, "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamResponse, error) {
+	key, _ := KeyFrom(ctx)
+	note := UsageNoteFrom(ctx)
+	mode := in.Body.Mode
+	if mode == "" {
+		mode = "operator"
+	}
+	if note != nil {
+		note.Mode, note.Source = mode, in.Body.Source
+	}
+	req := chat.Request{Message: strings.TrimSpace(in.Body.Message), History: in.Body.History, Mode: mode,
+		Source: in.Body.Source, Workspace: key.Workspace, KeyID: key.ID, Endpoint: "POST /api/v1/chat"}
+
+	if !wantsStream(in.Accept) {
+		resp, err := s.Chat.Run(ctx, req, nil)
+		if err != nil {
+			return nil, s.chatProblem(ctx, err)
+		}
+		if note != nil {
+			note.Recorded = true // Run wrote the usage row with the citations
+		}
+		return &huma.StreamResponse{Body: func(hctx huma.Context) {
+			hctx.SetHeader("Content-Type", "application/json")
+			json.NewEncoder(hctx.BodyWriter()).Encode(resp)
+		}}, nil
+	}
+
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "text/event-stream")
+		hctx.SetHeader("X-Accel-Buffering", "no")
+		hctx.SetStatus(http.StatusOK)
+		w, _ := hctx.BodyWriter().(http.ResponseWriter)
+		stream := &eventStream{w: w}
+		resp, err := s.Chat.Run(ctx, req, stream)
+		if err != nil {
+			p := s.chatProblem(ctx, err)
+			if note != nil {
+				note.Status = p.Status
+			}
+			stream.send("error", p)
+			return
+		}
+		if note != nil {
+			note.Recorded = true
+		}
+		stream.send("final", resp)
+	}}, nil
+}
+
+// chatProblem maps a failed turn: an unavailable upstream is 502 with a
+// Retry-After hint (D3); anything else goes through the usual table.
+func (s *Server) chatProblem(ctx context.Context, err error) *Problem {
+	if errors.Is(err, chat.ErrUpstream) {
+		s.Logger.WarnContext(ctx, "model provider unavailable", "request_id", RequestIDFrom(ctx), "err", err)
+		p := newProblem(ctx, http.StatusBadGateway, "The model provider is unavailable. Retry with backoff.")
+		p.headers = http.Header{"Retry-After": {"5"}}
+		return p
+	}
+	if errors.Is(err, context.Canceled) {
+		return newProblem(ctx, 499, "The client closed the request.")
+	}
+	return problemFromError(ctx, s.Logger, err)
+}
+
+// eventStream writes server-sent events (D9). huma's sse package registers
+// an operation that only streams; this endpoint answers JSON or a stream
+// from one operation, so the three-line framing is written here.
+type eventStream struct {
+	w http.ResponseWriter
+}
+
+func (e *eventStream) send(event string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		b = []byte(`{"error":"encoding failed"}`)
+	}
+	fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", event, b)
+	http.NewResponseController(e.w).Flush()
+}
+
+// Hop implements chat.Events.
+func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
+
+// Delta implements chat.Events.
+func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
+
+// keyRateLimit applies the per-key limit of D2b to the chat endpoint:
+// every response carries RateLimit-Policy and RateLimit; past the limit
+// the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
+// after authentication, so failed authentication counts against no key.
+func keyRateLimit(lim ratelimit.Limiter, limit int, logger interface {
+	WarnContext(context.Context, string, ...any)
+}) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if lim == nil || limit <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key, ok := KeyFrom(r.Context())
+			if !ok || r.Method != http.MethodPost || !limitedPaths[r.URL.Path] {
+				next.ServeHTTP(w, r)
+				return
+			}
+			v, err := lim.Allow(r.Context(), key.ID)
+			if err != nil {
+				// A limiter that cannot answer must not take the API down.
+				logger.WarnContext(r.Context(), "rate limiter failed; admitting", "err", err)
+				next.ServeHTTP(w, r)
+				return
+			}
+			reset := max(1, ceilSeconds(v.Reset))
+			h := w.Header()
+			h.Set("RateLimit-Policy", fmt.Sprintf(`"chat";q=%d;w=60`, limit))
+			h.Set("RateLimit", fmt.Sprintf(`"chat";r=%d;t=%d`, v.Remaining, reset))
+			if !v.Allowed {
+				secs := max(1, ceilSeconds(v.RetryAfter))
+				writeProblem(w, rateLimited(r.Context(), secs,
+					"This key made "+strconv.Itoa(limit)+" requests in the last 60 seconds. Retry after "+strconv.Itoa(secs)+" seconds."))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// limitedPaths are the endpoints under the per-key limit.
+var limitedPaths = map[string]bool{"/api/v1/chat": true}

@@ -1,0 +1,125 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/diagnose"
+)
+
+// --- preview (interface.md section 4, D11) ---
+
+// registerPreview registers POST /api/assistant/v1/preview with the settings
+// of the other public operations (public is routes.go's helper).
+func (s *Server) registerPreview(api huma.API, public func(huma.Operation) huma.Operation) {
+	huma.Register(api, public(huma.Operation{
+		OperationID: "previewArchetype", Method: http.MethodPost, Path: publicPrefix + "/preview",
+		Summary: "Preview the framework applications for a constraint",
+		Description: "The structured citation block the assistant would produce for a constraint archetype in a vertical: " +
+			"the frameworks that apply, best first, each with why it applies, first steps and metrics in the vertical's terms, " +
+			"and supporting papers and essays. Send `vertical` and exactly one of `archetype_id` (structured form) or " +
+			"`free_text` (the service picks the archetype and reports its confidence and the alternatives). " +
+			"Allowed ids: GET /api/assistant/v1/catalog. The same request always gives the same answer.",
+		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
+	}), s.preview)
+}
+
+type previewInput struct {
+	Body struct {
+		Vertical    string `json:"vertical" required:"true" doc:"A vertical id from GET /api/assistant/v1/catalog, e.g. saas."`
+		ArchetypeID string `json:"archetype_id,omitempty" doc:"An archetype id from GET /api/assistant/v1/catalog (structured form). Send this or free_text, not both."`
+		FreeText    string `json:"free_text,omitempty" maxLength:"4000" doc:"The constraint described in plain words, up to 4000 characters (free-text form); the service picks the archetype. Send this or archetype_id, not both."`
+	}
+}
+
+type previewItem struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+type previewAlternative struct {
+	ArchetypeID string  `json:"archetype_id"`
+	Name        string  `json:"name"`
+	Score       float64 `json:"score" doc:"The matcher's probability for this archetype, 0 to 1."`
+}
+
+type previewMatch struct {
+	Method       string               `json:"method" enum:"archetype_id,free_text" doc:"How the archetype was chosen."`
+	Confidence   float64              `json:"confidence" doc:"1 for the structured form; for free text, the probability of the chosen archetype (0 to 1). Bands: high at 0.6 and above (right about 97% of the time on the development sets), medium from 0.35, low below (about half right: read the alternatives too)."`
+	Alternatives []previewAlternative `json:"alternatives" doc:"For free text, the next most likely archetypes, best first; empty for the structured form."`
+}
+
+type frameworkApplication struct {
+	Rank        int      `json:"rank" doc:"1 for the framework that fits best."`
+	Token       string   `json:"token" example:"framework:theory-of-constraints" doc:"Citation token of the framework."`
+	Title       string   `json:"title"`
+	Application string   `json:"application" doc:"Why the framework applies to this constraint, in the vertical's terms."`
+	FirstSteps  []string `json:"first_steps" doc:"What to do first, in the vertical's terms."`
+	Metrics     []string `json:"metrics" doc:"What to measure, in the vertical's terms."`
+	Supporting  []string `json:"supporting" doc:"Tokens of papers and essays that support the application."`
+}
+
+type previewOutput struct {
+	Body struct {
+		Vertical              previewItem            `json:"vertical" doc:"The vertical: id and name."`
+		Archetype             previewItem            `json:"archetype" doc:"The archetype: id, name and description."`
+		Match                 previewMatch           `json:"match"`
+		FrameworkApplications []frameworkApplication `json:"framework_applications" doc:"Framework applications, best first; slice to keep the first few."`
+		Citations             []string               `json:"citations" doc:"Every token the preview uses, each once; all resolve through /resolve."`
+	}
+}
+
+func (s *Server) preview(ctx context.Context, in *previewInput) (*previewOutput, error) {
+	p, err := s.Diagnosis.Preview(ctx, diagnose.PreviewRequest{
+		Vertical: in.Body.Vertical, ArchetypeID: in.Body.ArchetypeID, FreeText: in.Body.FreeText,
+	})
+	if err != nil {
+		return nil, problemFromError(ctx, s.Logger, err)
+	}
+	// Titles come from the knowledge store, so tokens and titles always
+	// agree with /resolve.
+	found, err := s.Knowledge.Entities(ctx, p.Citations)
+	if err != nil {
+		return nil, problemFromError(ctx, s.Logger, err)
+	}
+	out := &previewOutput{}
+	b := &out.Body
+	b.Vertical = previewItem{ID: p.Vertical.ID, Name: p.Vertical.Name}
+	b.Archetype = previewItem{ID: p.Archetype.ID, Name: p.Archetype.Name, Description: p.Archetype.Description}
+	b.Match = previewMatch{Method: p.Method, Confidence: p.Confidence, Alternatives: []previewAlternative{}}
+	for _, a := range p.Alternatives {
+		b.Match.Alternatives = append(b.Match.Alternatives, previewAlternative{ArchetypeID: a.ArchetypeID, Name: a.Name, Score: a.Probability})
+	}
+	b.FrameworkApplications = []frameworkApplication{}
+	b.Citations = []string{}
+	cited := map[assistant.Token]bool{}
+	cite := func(t assistant.Token) {
+		if !cited[t] {
+			cited[t] = true
+			b.Citations = append(b.Citations, t.String())
+		}
+	}
+	for _, app := range p.Applications {
+		fw, ok := found[app.Framework]
+		if !ok {
+			continue // an entity removed from the store is never cited
+		}
+		fa := frameworkApplication{
+			Rank: len(b.FrameworkApplications) + 1, Token: app.Framework.String(), Title: fw.Title,
+			Application: app.Application, FirstSteps: app.FirstSteps, Metrics: app.Metrics, Supporting: []string{},
+		}
+		cite(app.Framework)
+		for _, t := range app.Supporting {
+			if _, ok := found[t]; ok {
+				fa.Supporting = append(fa.Supporting, t.String())
+				cite(t)
+			}
+		}
+		b.FrameworkApplications = append(b.FrameworkApplications, fa)
+	}
+	return out, nil
+}

@@ -1,0 +1,110 @@
+package chat
+
+import (
+	"context"
+	"sort"
+
+	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// DiagnosisAdapter gives the chat's diagnose_constraint tool what it needs
+// of a *diagnose.Diagnoser.
+type DiagnosisAdapter struct {
+	D *diagnose.Diagnoser
+	// verticalTerms maps a stemmed word to the one vertical it names.
+	verticalTerms map[string]string
+}
+
+// NewDiagnosisAdapter wraps d and prepares vertical guessing: the words of
+// each vertical's name, description and vocabulary that belong to no other
+// vertical.
+func NewDiagnosisAdapter(d *diagnose.Diagnoser) *DiagnosisAdapter {
+	owners := map[string]map[string]bool{}
+	add := func(vertical, text string) {
+		for _, t := range textproc.Terms(text) {
+			if owners[t] == nil {
+				owners[t] = map[string]bool{}
+			}
+			owners[t][vertical] = true
+		}
+	}
+	for _, v := range d.Catalog().Verticals {
+		add(v.ID, v.Name+" "+v.Description)
+		if c := d.Content().Verticals[v.ID]; c != nil {
+			for _, word := range c.Vocabulary {
+				add(v.ID, word)
+			}
+		}
+	}
+	a := &DiagnosisAdapter{D: d, verticalTerms: map[string]string{}}
+	for term, vs := range owners {
+		if len(vs) == 1 {
+			for v := range vs {
+				a.verticalTerms[term] = v
+			}
+		}
+	}
+	return a
+}
+
+// Diagnose implements Diagnoser.
+func (a *DiagnosisAdapter) Diagnose(ctx context.Context, text, vertical string) (diagnose.Diagnosis, error) {
+	return a.D.Diagnose(ctx, text, vertical)
+}
+
+// ArchetypeDescription implements Diagnoser.
+func (a *DiagnosisAdapter) ArchetypeDescription(id string) string {
+	for _, it := range a.D.Catalog().Archetypes {
+		if it.ID == id {
+			return it.Description
+		}
+	}
+	return ""
+}
+
+// Plan implements Diagnoser with the archetype preview in the vertical's
+// terms.
+func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID string) (Plan, error) {
+	p, err := a.D.Preview(ctx, diagnose.PreviewRequest{Vertical: vertical, ArchetypeID: archetypeID})
+	if err != nil {
+		return Plan{}, err
+	}
+	plan := Plan{Citations: p.Citations}
+	if c := a.D.Content().Archetypes[archetypeID]; c != nil {
+		plan.Metrics = c.Metrics
+	}
+	for _, app := range p.Applications {
+		item := DiagnoseApplying{Token: app.Framework.String(), Application: app.Application,
+			FirstSteps: app.FirstSteps, Metrics: app.Metrics, Supporting: []string{}}
+		for _, s := range app.Supporting {
+			item.Supporting = append(item.Supporting, s.String())
+		}
+		plan.Applications = append(plan.Applications, item)
+	}
+	return plan, nil
+}
+
+// GuessVertical implements Diagnoser: the vertical whose own words the
+// text uses most, or "" when none or a tie.
+func (a *DiagnosisAdapter) GuessVertical(text string) string {
+	count := map[string]int{}
+	for _, t := range textproc.Terms(text) {
+		if v, ok := a.verticalTerms[t]; ok {
+			count[v]++
+		}
+	}
+	type vc struct {
+		v string
+		n int
+	}
+	var list []vc
+	for v, n := range count {
+		list = append(list, vc{v, n})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || (list[i].n == list[j].n && list[i].v < list[j].v) })
+	if len(list) == 0 || (len(list) > 1 && list[0].n == list[1].n) {
+		return ""
+	}
+	return list[0].v
+}

@@ -1,0 +1,337 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// Tool names the model may call.
+const (
+	ToolSearch   = "search_knowledge"
+	ToolEntity   = "get_entity"
+	ToolDiagnose = "diagnose_constraint"
+)
+
+// The JSON shapes of tool arguments and results. They are the contract
+// between the chat loop and every model, the builtin one included.
+
+// SearchArgs are the arguments of search_knowledge.
+type SearchArgs struct {
+	Query string `json:"query"`
+	Type  string `json:"type,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// SearchHit is one result of search_knowledge.
+type SearchHit struct {
+	Token   string  `json:"token"`
+	Title   string  `json:"title"`
+	Summary string  `json:"summary"`
+	Score   float64 `json:"score"`
+}
+
+// SearchResult is the result of search_knowledge.
+type SearchResult struct {
+	Query string      `json:"query"`
+	Hits  []SearchHit `json:"hits"`
+}
+
+// EntityArgs are the arguments of get_entity.
+type EntityArgs struct {
+	Token string `json:"token"`
+}
+
+// EntityResult is the result of get_entity: the whole entity.
+type EntityResult struct {
+	Token      string   `json:"token"`
+	Found      bool     `json:"found"`
+	Title      string   `json:"title,omitempty"`
+	Authors    []string `json:"authors,omitempty"`
+	Year       *int     `json:"year,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	KeyIdeas   []string `json:"key_ideas,omitempty"`
+	WhenToUse  []string `json:"when_to_use,omitempty"`
+	Pitfalls   []string `json:"pitfalls,omitempty"`
+	Archetypes []string `json:"archetypes,omitempty"`
+	Related    []string `json:"related,omitempty"`
+}
+
+// DiagnoseArgs are the arguments of diagnose_constraint.
+type DiagnoseArgs struct {
+	Description string `json:"description"`
+	Vertical    string `json:"vertical,omitempty"`
+}
+
+// DiagnoseResult is the result of diagnose_constraint: the ranked
+// archetypes and, for the most likely one, the framework applications in
+// the vertical's terms.
+type DiagnoseResult struct {
+	Vertical     string             `json:"vertical,omitempty"`
+	Confidence   float64            `json:"confidence"`
+	Band         string             `json:"band"`
+	Matches      []DiagnoseMatch    `json:"matches"`
+	Applications []DiagnoseApplying `json:"applications"`
+	Metrics      []string           `json:"metrics,omitempty"`
+}
+
+// DiagnoseMatch is one ranked archetype.
+type DiagnoseMatch struct {
+	ArchetypeID string  `json:"archetype_id"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Probability float64 `json:"probability"`
+	Evidence    string  `json:"evidence,omitempty"`
+}
+
+// DiagnoseApplying is one framework applied to the top archetype.
+type DiagnoseApplying struct {
+	Token       string   `json:"token"`
+	Title       string   `json:"title"`
+	Application string   `json:"application"`
+	FirstSteps  []string `json:"first_steps"`
+	Metrics     []string `json:"metrics"`
+	Supporting  []string `json:"supporting"`
+}
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+// toolSpecs describes the tools to the model.
+func toolSpecs(withDiagnosis bool) []llm.Tool {
+	tools := []llm.Tool{
+		{Name: ToolSearch, Description: "Search the knowledge base of frameworks, papers and essays. Returns ranked entities with their citation tokens.",
+			Parameters: schema(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for, in plain words"},"type":{"type":"string","enum":["framework","paper","blog"]},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["query"]}`)},
+		{Name: ToolEntity, Description: "Read one entity of the knowledge base in full (summary, key ideas, when to use, pitfalls) by its citation token.",
+			Parameters: schema(`{"type":"object","properties":{"token":{"type":"string","description":"A citation token such as framework:theory-of-constraints"}},"required":["token"]}`)},
+	}
+	if withDiagnosis {
+		tools = append(tools, llm.Tool{Name: ToolDiagnose,
+			Description: "Diagnose which constraint archetype holds a business back from a description of its situation, and get the frameworks that apply with first steps and metrics. Pass the vertical (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education) when it is clear.",
+			Parameters:  schema(`{"type":"object","properties":{"description":{"type":"string"},"vertical":{"type":"string"}},"required":["description"]}`)})
+	}
+	return tools
+}
+
+// toolbox runs tool calls for one turn and remembers what they returned,
+// so the answer's rag_hits and the verifier's evidence come from what the
+// turn actually retrieved.
+type toolbox struct {
+	s *Service
+	// retrieved keeps every entity the tools returned, in first-seen
+	// order, with the best retrieval relevance seen.
+	retrieved map[assistant.Token]*retrievedEntity
+	order     []assistant.Token
+}
+
+type retrievedEntity struct {
+	entity assistant.Entity
+	score  float64 // relevance 0..1 within its search, 1 for a direct read
+}
+
+func (tb *toolbox) remember(e assistant.Entity, score float64) {
+	t := e.Token()
+	if r, ok := tb.retrieved[t]; ok {
+		r.score = max(r.score, score)
+		return
+	}
+	tb.retrieved[t] = &retrievedEntity{entity: e, score: score}
+	tb.order = append(tb.order, t)
+}
+
+// run executes one call and returns its JSON result and the trace
+// summaries. A bad call (unknown tool, malformed arguments) is answered
+// with an error result the model can read, not a failed turn.
+func (tb *toolbox) run(ctx context.Context, call llm.ToolCall) (result string, input, summary string, err error) {
+	switch call.Name {
+	case ToolSearch:
+		var a SearchArgs
+		if err := json.Unmarshal(call.Arguments, &a); err != nil || strings.TrimSpace(a.Query) == "" {
+			return toolError("search_knowledge needs {\"query\": \"...\"}"), string(call.Arguments), "invalid arguments", nil
+		}
+		return tb.search(ctx, a)
+	case ToolEntity:
+		var a EntityArgs
+		if err := json.Unmarshal(call.Arguments, &a); err != nil {
+			return toolError("get_entity needs {\"token\": \"type:slug\"}"), string(call.Arguments), "invalid arguments", nil
+		}
+		return tb.entity(ctx, a)
+	case ToolDiagnose:
+		if tb.s.Diagnoser == nil {
+			return toolError("diagnose_constraint is not available"), string(call.Arguments), "not available", nil
+		}
+		var a DiagnoseArgs
+		if err := json.Unmarshal(call.Arguments, &a); err != nil || strings.TrimSpace(a.Description) == "" {
+			return toolError("diagnose_constraint needs {\"description\": \"...\"}"), string(call.Arguments), "invalid arguments", nil
+		}
+		return tb.diagnose(ctx, a)
+	}
+	return toolError(fmt.Sprintf("there is no tool named %q", call.Name)), string(call.Arguments), "unknown tool", nil
+}
+
+func toolError(msg string) string {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return string(b)
+}
+
+func encode(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, string, error) {
+	limit := a.Limit
+	if limit <= 0 || limit > 10 {
+		limit = 6
+	}
+	q := assistant.SearchQuery{Text: a.Query, Limit: limit}
+	if t := assistant.EntityType(a.Type); t.Valid() {
+		q.Type = t
+	}
+	hits, err := tb.s.Retriever.Search(ctx, q)
+	if err != nil {
+		return "", "", "", err
+	}
+	res := SearchResult{Query: a.Query, Hits: []SearchHit{}}
+	top := 0.0
+	if len(hits) > 0 {
+		top = hits[0].Score
+	}
+	var names []string
+	for _, h := range hits {
+		rel := 0.0
+		if top > 0 {
+			rel = h.Score / top
+		}
+		tb.remember(h.Entity, rel)
+		res.Hits = append(res.Hits, SearchHit{Token: h.Entity.Token().String(), Title: h.Entity.Title,
+			Summary: firstSentences(h.Entity.Summary, 2), Score: round3(rel)})
+		names = append(names, h.Entity.Token().String())
+	}
+	summary := fmt.Sprintf("%d results", len(hits))
+	if len(names) > 0 {
+		summary += ": " + strings.Join(names[:min(3, len(names))], ", ")
+	}
+	input := fmt.Sprintf("query=%q", a.Query)
+	if q.Type != "" {
+		input += " type=" + string(q.Type)
+	}
+	return encode(res), input, summary, nil
+}
+
+func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {
+	input := "token=" + a.Token
+	t, err := assistant.ParseToken(strings.TrimSpace(a.Token))
+	if err != nil {
+		return encode(EntityResult{Token: a.Token}), input, "not a citation token", nil
+	}
+	found, err := tb.s.Knowledge.Entities(ctx, []assistant.Token{t})
+	if err != nil {
+		return "", "", "", err
+	}
+	e, ok := found[t]
+	if !ok {
+		return encode(EntityResult{Token: t.String()}), input, "not found", nil
+	}
+	tb.remember(e, 0) // reading an entity says nothing about its relevance
+	res := EntityResult{Token: t.String(), Found: true, Title: e.Title, Authors: e.Authors, Year: e.Year, Summary: e.Summary,
+		KeyIdeas: e.KeyIdeas, WhenToUse: e.WhenToUse, Pitfalls: e.Pitfalls, Archetypes: e.Archetypes}
+	for _, r := range e.Related {
+		res.Related = append(res.Related, r.String())
+	}
+	return encode(res), input, fmt.Sprintf("%s (%d key ideas)", e.Title, len(e.KeyIdeas)), nil
+}
+
+func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string, string, error) {
+	vertical := strings.TrimSpace(a.Vertical)
+	if !assistant.IsVertical(vertical) {
+		vertical = tb.s.Diagnoser.GuessVertical(a.Description)
+	}
+	input := fmt.Sprintf("description=%q", clip(a.Description, 120))
+	if vertical != "" {
+		input += " vertical=" + vertical
+	}
+	g, err := tb.s.Diagnoser.Diagnose(ctx, clip(a.Description, 4000), vertical)
+	if err != nil {
+		if assistant.ErrorCode(err) == assistant.EInvalid {
+			return toolError(assistant.ErrorMessage(err)), input, "invalid arguments", nil
+		}
+		return "", "", "", err
+	}
+	res := DiagnoseResult{Vertical: vertical, Confidence: round3(g.Confidence), Band: g.Band(), Matches: []DiagnoseMatch{}, Applications: []DiagnoseApplying{}}
+	for _, m := range g.Top(3) {
+		res.Matches = append(res.Matches, DiagnoseMatch{ArchetypeID: m.ArchetypeID, Name: m.Name,
+			Description: tb.s.Diagnoser.ArchetypeDescription(m.ArchetypeID), Probability: round3(m.Probability), Evidence: m.Evidence})
+	}
+	if len(g.Matches) > 0 {
+		planVertical := vertical
+		if planVertical == "" {
+			planVertical = defaultVertical
+		}
+		plan, err := tb.s.Diagnoser.Plan(ctx, planVertical, g.Matches[0].ArchetypeID)
+		if err != nil {
+			return "", "", "", err
+		}
+		res.Metrics, res.Applications = plan.Metrics, plan.Applications
+		found, err := tb.s.Knowledge.Entities(ctx, plan.Citations)
+		if err != nil {
+			return "", "", "", err
+		}
+		for i, app := range res.Applications {
+			if t, err := assistant.ParseToken(app.Token); err == nil {
+				res.Applications[i].Title = found[t].Title
+			}
+		}
+		for _, t := range plan.Citations {
+			if e, ok := found[t]; ok {
+				tb.remember(e, 0.9)
+			}
+		}
+	}
+	return encode(res), input, g.Summary(), nil
+}
+
+// Diagnoser is what the chat needs of the constraint diagnosis
+// (internal/diagnose, through an adapter).
+type Diagnoser interface {
+	Diagnose(ctx context.Context, text, vertical string) (diagnose.Diagnosis, error)
+	ArchetypeDescription(id string) string
+	// Plan returns the framework applications of an archetype in a
+	// vertical's terms, its metrics, and every token they cite.
+	Plan(ctx context.Context, vertical, archetypeID string) (Plan, error)
+	// GuessVertical names the vertical a text is about, or "".
+	GuessVertical(text string) string
+}
+
+// Plan is the diagnosis content for one (vertical, archetype) pair.
+type Plan struct {
+	Metrics      []string
+	Applications []DiagnoseApplying
+	Citations    []assistant.Token
+}
+
+// defaultVertical is used for the preview when the vertical cannot be told
+// from the conversation: its vocabulary is the most general.
+const defaultVertical = "professional-services"
+
+func firstSentences(s string, n int) string {
+	parts := textproc.Sentences(s)
+	if len(parts) <= n {
+		return s
+	}
+	return strings.Join(parts[:n], " ")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

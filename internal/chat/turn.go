@@ -1,0 +1,314 @@
+// Package chat runs one turn of the assistant: the persona's system
+// prompt, a bounded tool loop over the knowledge base (search_knowledge,
+// get_entity, diagnose_constraint) with every call traced, citation tokens
+// checked against the knowledge base (invented ones removed, D6), the
+// confidence verdict (internal/verify), and the turn's usage row and
+// citation events written in one transaction (D5).
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/verify"
+)
+
+// TurnRecorder writes a finished turn: its usage row and its citation
+// events, in one transaction.
+type TurnRecorder interface {
+	RecordTurn(ctx context.Context, usage assistant.UsageRecord, citations []assistant.CitationEvent) error
+}
+
+// Service answers chat turns. Every field is required except Diagnoser
+// (without it the operator persona does without diagnose_constraint).
+type Service struct {
+	Provider  llm.Provider
+	Knowledge assistant.KnowledgeStore
+	Retriever assistant.Retriever
+	Diagnoser Diagnoser
+	Recorder  TurnRecorder
+	Checker   *verify.Checker
+	Personas  map[string]Persona
+	Now       func() time.Time
+	// MaxHops bounds the tool calls of one turn (default 6).
+	MaxHops int
+	// NewID returns a fresh response id (for citation events).
+	NewID func() string
+}
+
+// Request is one turn as the API received it, validated.
+type Request struct {
+	Message   string
+	History   []HistoryItem
+	Mode      string
+	Source    string
+	Workspace string
+	KeyID     string
+	Endpoint  string
+}
+
+// HistoryItem is an earlier turn of the conversation.
+type HistoryItem struct {
+	Role    string `json:"role" enum:"user,assistant" doc:"user or assistant."`
+	Content string `json:"content" maxLength:"8000" doc:"Text of the turn, at most 8000 characters."`
+}
+
+// TraceItem is one reasoning hop: a tool call that happened (D8).
+type TraceItem struct {
+	Hop           int    `json:"hop" doc:"Position of the call, from 0."`
+	Tool          string `json:"tool" doc:"Name of the tool called."`
+	InputSummary  string `json:"input_summary"`
+	ResultSummary string `json:"result_summary"`
+}
+
+// RagHit is one knowledge item the answer used (D20).
+type RagHit struct {
+	Title   string  `json:"title"`
+	Source  string  `json:"source" doc:"The entity's citation token, type:slug; resolves through /resolve."`
+	URL     *string `json:"url" nullable:"true"`
+	Score   float64 `json:"score" doc:"Retrieval relevance, 0 to 1."`
+	Snippet string  `json:"snippet"`
+}
+
+// Response is the answer of a turn: exactly the chat response object of
+// interface.md.
+type Response struct {
+	Response       string            `json:"response" doc:"The answer, Markdown, with citation tokens such as [framework:theory-of-constraints]."`
+	ReasoningTrace []TraceItem       `json:"reasoning_trace"`
+	RagHits        []RagHit          `json:"rag_hits"`
+	Confidence     verify.Confidence `json:"confidence"`
+}
+
+// Events receives a turn's progress for streaming (D9). Either method may
+// be nil-safe no-ops; Run calls them in order: Hop for each tool call as
+// it completes, then Delta with the checked answer text.
+type Events interface {
+	Hop(TraceItem)
+	Delta(text string)
+}
+
+// ErrUpstream wraps a provider failure the API answers with 502 (D3).
+var ErrUpstream = errors.New("the model provider is unavailable")
+
+// Run answers one turn. On success the turn is recorded (usage row and
+// citation events) before Run returns; on failure nothing of it is.
+func (s *Service) Run(ctx context.Context, req Request, events Events) (Response, error) {
+	started := s.Now()
+	persona, ok := s.Personas[req.Mode]
+	if !ok {
+		return Response{}, assistant.Errorf(assistant.EInvalid, "unknown mode %q; use one of %s", req.Mode, strings.Join(Modes, ", "))
+	}
+	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}}
+	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt()}}
+	for _, h := range req.History {
+		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
+	}
+	messages = append(messages, llm.Message{Role: llm.RoleUser, Content: req.Message})
+
+	maxHops := s.MaxHops
+	if maxHops <= 0 {
+		maxHops = 6
+	}
+	tools := toolSpecs(s.Diagnoser != nil && contains(persona.Tools, ToolDiagnose))
+	trace := []TraceItem{}
+	var answer string
+	for round := 0; ; round++ {
+		offered := tools
+		if len(trace) >= maxHops {
+			offered = nil // out of hops: the model must answer now
+		}
+		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500})
+		if err != nil {
+			return Response{}, providerError(err)
+		}
+		if len(resp.ToolCalls) == 0 || offered == nil {
+			answer = resp.Content
+			break
+		}
+		messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		for _, call := range resp.ToolCalls {
+			if len(trace) >= maxHops {
+				messages = append(messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name,
+					Content: toolError("the tool budget of this turn is spent; answer with what you have")})
+				continue
+			}
+			result, input, summary, err := tb.run(ctx, call)
+			if err != nil {
+				return Response{}, fmt.Errorf("running %s: %w", call.Name, err)
+			}
+			item := TraceItem{Hop: len(trace), Tool: call.Name, InputSummary: input, ResultSummary: summary}
+			trace = append(trace, item)
+			if events != nil {
+				events.Hop(item)
+			}
+			messages = append(messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+		}
+		if round > 2*maxHops {
+			return Response{}, fmt.Errorf("the model kept calling tools past the budget")
+		}
+	}
+	if strings.TrimSpace(answer) == "" {
+		return Response{}, fmt.Errorf("%w: the model returned an empty answer", ErrUpstream)
+	}
+
+	out, cited, err := s.finish(ctx, answer, tb)
+	if err != nil {
+		return Response{}, err
+	}
+	out.ReasoningTrace = trace
+	if events != nil {
+		for _, chunk := range chunks(out.Response) {
+			events.Delta(chunk)
+		}
+	}
+
+	// Record the turn: one usage row and one citation event per cited
+	// entity, together.
+	now := s.Now()
+	id := s.NewID()
+	var citations []assistant.CitationEvent
+	for _, t := range cited {
+		citations = append(citations, assistant.CitationEvent{ResponseID: id, Workspace: req.Workspace, Source: req.Source, Token: t, At: now})
+	}
+	usage := assistant.UsageRecord{At: started, Workspace: req.Workspace, KeyID: req.KeyID, Endpoint: req.Endpoint,
+		Mode: req.Mode, Source: req.Source, Status: 200, Latency: now.Sub(started)}
+	if err := s.Recorder.RecordTurn(context.WithoutCancel(ctx), usage, citations); err != nil {
+		return Response{}, fmt.Errorf("recording the turn: %w", err)
+	}
+	return out, nil
+}
+
+var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
+
+// finish checks the answer's citation tokens, removes invented ones (D6),
+// verifies its claims and lists the knowledge it used.
+func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Response, []assistant.Token, error) {
+	var tokens []assistant.Token
+	seen := map[assistant.Token]bool{}
+	for _, m := range citationToken.FindAllStringSubmatch(answer, -1) {
+		t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
+		if t.Valid() && !seen[t] {
+			seen[t] = true
+			tokens = append(tokens, t)
+		}
+	}
+	found, err := s.Knowledge.Entities(ctx, tokens)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	var cited []assistant.Token
+	for _, t := range tokens {
+		if _, ok := found[t]; ok {
+			cited = append(cited, t)
+		}
+	}
+	var hits []assistant.Entity
+	for _, t := range tb.order {
+		hits = append(hits, tb.retrieved[t].entity)
+	}
+	// The verifier sees the original text, so a claim carrying an
+	// invented token is judged unsupported; the client never sees the
+	// token.
+	conf := s.Checker.Check(answer, found, hits)
+	clean := citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
+		m := citationToken.FindStringSubmatch(tok)
+		if _, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]; ok {
+			return tok
+		}
+		return ""
+	})
+	clean = tidy(clean)
+
+	out := Response{Response: clean, Confidence: conf, RagHits: []RagHit{}}
+	used := cited
+	if len(used) == 0 {
+		used = tb.order[:min(3, len(tb.order))]
+	}
+	for _, t := range used {
+		e, ok := found[t]
+		score := 0.0
+		if r, seen := tb.retrieved[t]; seen {
+			score, e, ok = r.score, r.entity, true
+		}
+		if !ok {
+			continue
+		}
+		hit := RagHit{Title: e.Title, Source: t.String(), Score: round3(score), Snippet: firstSentences(e.Summary, 1)}
+		if e.URL != "" {
+			u := e.URL
+			hit.URL = &u
+		}
+		out.RagHits = append(out.RagHits, hit)
+	}
+	return out, cited, nil
+}
+
+var (
+	spaceBeforePunct = regexp.MustCompile(` +([.,;:!?)])`)
+	doubleSpace      = regexp.MustCompile(`[ \t]{2,}`)
+)
+
+// tidy repairs the spacing left where an invented token was removed.
+func tidy(s string) string {
+	s = spaceBeforePunct.ReplaceAllString(s, "$1")
+	s = doubleSpace.ReplaceAllString(s, " ")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// chunks splits the checked answer into streaming deltas at word
+// boundaries, never inside a citation token.
+func chunks(s string) []string {
+	var out []string
+	var b strings.Builder
+	inToken := false
+	for _, r := range s {
+		b.WriteRune(r)
+		switch r {
+		case '[':
+			inToken = true
+		case ']':
+			inToken = false
+		}
+		if !inToken && (r == ' ' || r == '\n') && b.Len() >= 24 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// providerError maps a provider failure: unavailability is a 502 (D3); a
+// misconfiguration is the operator's to fix and says so.
+func providerError(err error) error {
+	switch {
+	case errors.Is(err, llm.ErrUnavailable):
+		return fmt.Errorf("%w: %w", ErrUpstream, err)
+	case errors.Is(err, llm.ErrMisconfigured):
+		return &assistant.Error{Code: assistant.EInternal, Message: "The model provider is misconfigured: " + err.Error(), Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fmt.Errorf("the model provider failed: %w", err)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,147 @@
+package diagnose
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// Preview methods: how the archetype of a preview was chosen.
+const (
+	MethodArchetypeID = "archetype_id"
+	MethodFreeText    = "free_text"
+)
+
+// MaxAlternatives is how many ranked alternatives a free-text preview lists.
+const MaxAlternatives = 3
+
+// PreviewRequest asks for the structured citation block of one archetype in
+// one vertical. Exactly one of ArchetypeID and FreeText must be set.
+type PreviewRequest struct {
+	Vertical    string
+	ArchetypeID string
+	FreeText    string
+}
+
+// Preview is the composed citation block (D11) before titles are attached.
+type Preview struct {
+	Vertical     Item
+	Archetype    Item
+	Method       string
+	Confidence   float64
+	Alternatives []Match // ranked, the chosen archetype excluded
+	Applications []Application
+	// Citations lists every token the preview uses, each once, in order of
+	// first use.
+	Citations []assistant.Token
+}
+
+// Application is one framework applied to the archetype in the vertical.
+type Application struct {
+	Rank        int
+	Framework   assistant.Token
+	Application string
+	FirstSteps  []string
+	Metrics     []string
+	Supporting  []assistant.Token
+}
+
+// Preview composes the framework applications for a vertical and either an
+// archetype id or a free-text description, which is diagnosed first. It
+// returns EInvalid when both or neither of ArchetypeID and FreeText are set
+// and for unknown ids (the message lists the allowed ones). The same request
+// always gives the same Preview.
+func (d *Diagnoser) Preview(ctx context.Context, req PreviewRequest) (*Preview, error) {
+	hasID, hasText := req.ArchetypeID != "", strings.TrimSpace(req.FreeText) != ""
+	if hasID == hasText {
+		return nil, assistant.Errorf(assistant.EInvalid,
+			"Send exactly one of archetype_id and free_text; this request has %s.", map[bool]string{true: "both", false: "neither"}[hasID])
+	}
+	v, ok := d.verticals[req.Vertical]
+	if !ok {
+		return nil, unknownVertical(req.Vertical)
+	}
+	p := &Preview{Vertical: v, Method: MethodArchetypeID, Confidence: 1, Alternatives: []Match{}}
+	archetype := req.ArchetypeID
+	if hasID {
+		if _, ok := d.archetypes[archetype]; !ok {
+			return nil, unknownArchetype(archetype)
+		}
+	} else {
+		g, err := d.Diagnose(ctx, req.FreeText, req.Vertical)
+		if err != nil {
+			return nil, err
+		}
+		archetype = g.Matches[0].ArchetypeID
+		p.Method, p.Confidence = MethodFreeText, g.Confidence
+		p.Alternatives = slices.Clone(g.Matches[1 : 1+MaxAlternatives])
+	}
+	p.Archetype = d.archetypes[archetype]
+	p.Applications = d.compose(archetype, req.Vertical)
+	seen := map[assistant.Token]bool{}
+	for _, app := range p.Applications {
+		for _, t := range append([]assistant.Token{app.Framework}, app.Supporting...) {
+			if !seen[t] {
+				seen[t] = true
+				p.Citations = append(p.Citations, t)
+			}
+		}
+	}
+	return p, nil
+}
+
+// compose builds the applications of an archetype for a vertical: the
+// archetype x framework text with the vertical's vocabulary filled in, and
+// first steps and metrics that interleave the framework's own with the
+// vertical's moves and metrics for this archetype, so that each vertical's
+// preview differs in substance and not only in words.
+func (d *Diagnoser) compose(archetype, vertical string) []Application {
+	a := d.content.Archetypes[archetype]
+	v := d.content.Verticals[vertical]
+	va := v.Archetypes[archetype]
+	apps := make([]Application, 0, len(a.Applications))
+	for i, fa := range a.Applications {
+		app := Application{
+			Rank:        i + 1,
+			Framework:   assistant.Token{Type: assistant.Framework, Slug: fa.Framework},
+			Application: v.fill(fa.Why),
+		}
+		// First steps: the framework's first step, then this vertical's
+		// move for the archetype (a different one for each application,
+		// in turn), then the framework's remaining steps.
+		move := va.Moves[i%len(va.Moves)]
+		app.FirstSteps = append(app.FirstSteps, v.fill(fa.Steps[0]), move)
+		for _, s := range fa.Steps[1:] {
+			app.FirstSteps = append(app.FirstSteps, v.fill(s))
+		}
+		// Metrics: the vertical's metric for the archetype first, then the
+		// framework's, then the vertical's next one.
+		app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[i%len(va.Metrics)]))
+		for _, m := range fa.Metrics {
+			app.Metrics = appendNew(app.Metrics, capitalise(v.fill(m)))
+		}
+		app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[(i+1)%len(va.Metrics)]))
+		for _, s := range fa.Supporting {
+			t, _ := assistant.ParseToken(s) // checked by New
+			app.Supporting = append(app.Supporting, t)
+		}
+		apps = append(apps, app)
+	}
+	return apps
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

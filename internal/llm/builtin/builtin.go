@@ -1,0 +1,190 @@
+// Package builtin is the offline model provider, the default. It speaks
+// the same protocol as a hosted model: it reads the persona's system
+// prompt, the conversation and the tool results, plans its tool calls from
+// the question and the persona, and composes the answer from what the
+// tools returned, in the persona's sections, with citation tokens. It is
+// deterministic: the same conversation always gets the same answer.
+//
+// Planning, by round:
+//  1. operator: diagnose_constraint on the situation, and search_knowledge;
+//     other personas: search_knowledge with the persona's angle;
+//  2. get_entity on the two or three most useful entities found;
+//  3. the answer.
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// Provider is the builtin model.
+type Provider struct{}
+
+// New returns the builtin provider.
+func New() *Provider { return &Provider{} }
+
+// Name implements llm.Provider.
+func (*Provider) Name() string { return "builtin" }
+
+// turn is what the builtin model reads of a conversation.
+type turn struct {
+	mode      string
+	question  string   // the last user message
+	earlier   []string // earlier user messages, oldest first
+	searches  []chat.SearchResult
+	entities  []chat.EntityResult
+	diagnosis *chat.DiagnoseResult
+	calls     int // tool calls already made this turn
+	canCall   map[string]bool
+}
+
+func read(req llm.Request) turn {
+	t := turn{mode: "operator", canCall: map[string]bool{}}
+	for _, tool := range req.Tools {
+		t.canCall[tool.Name] = true
+	}
+	lastUser := -1
+	for i, m := range req.Messages {
+		switch m.Role {
+		case llm.RoleSystem:
+			if first, _, _ := strings.Cut(m.Content, "\n"); strings.HasPrefix(first, "mode: ") {
+				t.mode = strings.TrimSpace(strings.TrimPrefix(first, "mode: "))
+			}
+		case llm.RoleUser:
+			lastUser = i
+		}
+	}
+	for i, m := range req.Messages {
+		switch {
+		case m.Role == llm.RoleUser && i < lastUser:
+			t.earlier = append(t.earlier, m.Content)
+		case m.Role == llm.RoleUser && i == lastUser:
+			t.question = m.Content
+		case m.Role == llm.RoleAssistant && i > lastUser:
+			t.calls += len(m.ToolCalls)
+		case m.Role == llm.RoleTool && i > lastUser:
+			switch m.Name {
+			case chat.ToolSearch:
+				var r chat.SearchResult
+				if json.Unmarshal([]byte(m.Content), &r) == nil {
+					t.searches = append(t.searches, r)
+				}
+			case chat.ToolEntity:
+				var r chat.EntityResult
+				if json.Unmarshal([]byte(m.Content), &r) == nil && r.Found {
+					t.entities = append(t.entities, r)
+				}
+			case chat.ToolDiagnose:
+				var r chat.DiagnoseResult
+				if json.Unmarshal([]byte(m.Content), &r) == nil && len(r.Matches) > 0 {
+					t.diagnosis = &r
+				}
+			}
+		}
+	}
+	return t
+}
+
+// Complete implements llm.Provider.
+func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, err
+	}
+	t := read(req)
+	if calls := t.plan(); len(calls) > 0 {
+		return llm.Response{ToolCalls: calls}, nil
+	}
+	return llm.Response{Content: t.compose()}, nil
+}
+
+// situation is the text the tools should work on: the question, with the
+// earlier user turns when the question leans on them ("and what should I
+// measure?").
+func (t turn) situation() string {
+	q := strings.TrimSpace(t.question)
+	if len(textproc.Terms(q)) < 8 && len(t.earlier) > 0 {
+		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q)
+	}
+	return q
+}
+
+// personaAngle is added to the search so that the knowledge found suits
+// the persona: a seller's talk track leans on how buyers decide, a success
+// plan on how customers adopt and stay.
+var personaAngle = map[string]string{
+	"customer": " buyers",
+	"success":  " customers",
+}
+
+func (t turn) plan() []llm.ToolCall {
+	call := func(name string, args any) llm.ToolCall {
+		b, _ := json.Marshal(args)
+		return llm.ToolCall{ID: fmt.Sprintf("call_%d", t.calls+1), Name: name, Arguments: b}
+	}
+	if !t.canCall[chat.ToolSearch] {
+		return nil // out of tool budget: answer with what there is
+	}
+	if len(t.searches) == 0 && t.diagnosis == nil {
+		var calls []llm.ToolCall
+		if t.mode == "operator" && t.canCall[chat.ToolDiagnose] {
+			calls = append(calls, call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation()}))
+			t.calls++
+		}
+		calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6}))
+		return calls
+	}
+	if len(t.entities) == 0 {
+		var calls []llm.ToolCall
+		for _, tok := range t.toRead() {
+			calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
+			t.calls++
+		}
+		return calls
+	}
+	return nil
+}
+
+// toRead picks the entities to read in full: up to three frameworks (for
+// the operator, the two the diagnosis ranks first, then the search's best)
+// and one paper or essay to support them.
+func (t turn) toRead() []string {
+	var frameworks, support []string
+	addTo := func(list *[]string, tok string, limit int) {
+		if len(*list) < limit && !containsString(*list, tok) {
+			*list = append(*list, tok)
+		}
+	}
+	if t.diagnosis != nil {
+		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
+			addTo(&frameworks, a.Token, 3)
+			for _, s := range a.Supporting {
+				addTo(&support, s, 1)
+			}
+		}
+	}
+	for _, s := range t.searches {
+		for _, h := range s.Hits {
+			if strings.HasPrefix(h.Token, "framework:") {
+				addTo(&frameworks, h.Token, 3)
+			} else {
+				addTo(&support, h.Token, 1)
+			}
+		}
+	}
+	return append(frameworks, support...)
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

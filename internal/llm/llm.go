@@ -1,0 +1,90 @@
+// Package llm is the seam between the chat turn and a language model. A
+// Provider takes the conversation so far (system prompt, user and
+// assistant turns, tool calls and their results) plus the tools it may
+// call, and returns either tool calls to run or the final answer text.
+//
+// Implementations: builtin (offline, deterministic, the default), openai
+// (any OpenAI-compatible Chat Completions server, internal/llm/openai) and
+// anthropic (the Messages API, internal/llm/anthropic). Tests fake a
+// provider at the HTTP level with httptest servers that speak each API's
+// wire format.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Roles of a Message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one item of the conversation sent to a provider.
+type Message struct {
+	Role    string
+	Content string
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ToolCall
+	// ToolCallID and Name identify the call a tool message answers.
+	ToolCallID string
+	Name       string
+}
+
+// ToolCall is a request by the model to run one tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments json.RawMessage // a JSON object
+}
+
+// Tool describes a tool the model may call. Parameters is a JSON Schema
+// object.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Request is one call to a provider.
+type Request struct {
+	Messages  []Message
+	Tools     []Tool
+	MaxTokens int
+}
+
+// Response is the provider's answer: tool calls to run, or (when there are
+// none) the final text.
+type Response struct {
+	Content   string
+	ToolCalls []ToolCall
+}
+
+// Provider is a language model. Complete must honour ctx cancellation (a
+// client that disconnects cancels the upstream call) and return an error
+// wrapping ErrUnavailable when the upstream cannot answer (down, 5xx,
+// timeout, rate-limited past the retries): the chat maps it to 502 (D3).
+// Any other error is a bug or a misconfiguration.
+type Provider interface {
+	Name() string
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// ErrUnavailable marks an upstream that could not answer.
+var ErrUnavailable = errors.New("the model provider is unavailable")
+
+// ErrMisconfigured marks an upstream that refuses the service's own
+// configuration (a wrong API key, an unknown model, a bad base URL). It is
+// not a 502: the operator must fix a setting, and the error says which.
+var ErrMisconfigured = errors.New("the model provider is misconfigured")
+
+// Streamer is implemented by providers that can stream the final answer.
+// Stream behaves like Complete, and also calls onText with each piece of
+// answer text as it arrives (never with tool-call arguments).
+type Streamer interface {
+	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
+}

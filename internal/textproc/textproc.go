@@ -1,0 +1,103 @@
+// Package textproc is the text analysis shared by retrieval, diagnosis and
+// claim verification: splitting text into words, dropping stop words,
+// stemming (the Snowball English stemmer) and splitting sentences, so that
+// every part of the service compares words the same way.
+package textproc
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Words returns the lowercase words of text: runs of letters and digits;
+// apostrophes inside a word are dropped ("don't" -> "dont").
+func Words(text string) []string {
+	text = strings.NewReplacer("'", "", "’", "").Replace(strings.ToLower(text))
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// Stem returns the Snowball (Porter 2) stem of a lowercase word.
+func Stem(word string) string { return english.Stem(word, true) }
+
+// Terms returns the stems of the content words of text, in order, with
+// stop words removed (duplicates kept).
+func Terms(text string) []string {
+	words := Words(text)
+	out := words[:0]
+	for _, w := range words {
+		if !IsStopWord(w) {
+			out = append(out, Stem(w))
+		}
+	}
+	return out
+}
+
+// TermSet is Terms as a set.
+func TermSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range Terms(text) {
+		set[t] = true
+	}
+	return set
+}
+
+var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
+
+// Sentences splits prose into sentences at ., ! or ? followed by space,
+// keeping the punctuation. It does not split after common abbreviations
+// ("e.g.", "Dr.", single initials such as "J.").
+func Sentences(text string) []string {
+	var out []string
+	start := 0
+	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
+		end := m[3] // after the punctuation
+		if isAbbreviation(text[start:end]) {
+			continue
+		}
+		if s := strings.TrimSpace(text[start:end]); s != "" {
+			out = append(out, s)
+		}
+		start = m[1]
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func isAbbreviation(s string) bool {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return false
+	}
+	last := strings.ToLower(fields[len(fields)-1])
+	switch last {
+	case "e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "jr.", "sr.", "st.", "no.", "inc.", "co.", "approx.":
+		return true
+	}
+	// A single initial such as "J." or "F.W.".
+	trimmed := strings.TrimSuffix(last, ".")
+	return len(trimmed) <= 3 && strings.Count(last, ".") >= 1 && !strings.ContainsAny(trimmed, "0123456789") &&
+		len(strings.ReplaceAll(trimmed, ".", "")) <= 2
+}
+
+// stopWords are function words that say nothing about a topic.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+	before being below between both but by can could did do does doing down during each few for from further had has
+	have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself
+	no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that
+	the their theirs them themselves then there these they this those through to too under until up very was we were
+	what when where which while who whom why will with would you your yours yourself yourselves also even ever every
+	much many one get got keep keeps us yet still its may might must shall let lets`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// IsStopWord reports whether w (lowercase) is a stop word.
+func IsStopWord(w string) bool { return stopWords[w] }

@@ -1,0 +1,152 @@
+package verify
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+)
+
+// WiCERow is one row of a WiCE-format file: a claim, the sentences of the
+// article it cites, and a label (supported counts as verified).
+type WiCERow struct {
+	Claim    string   `json:"claim"`
+	Evidence []string `json:"evidence"`
+	Label    string   `json:"label"`
+}
+
+// InDomainRow is one row of an in-domain file: a cited claim and whether
+// it should be verified against the knowledge base.
+type InDomainRow struct {
+	Text   string `json:"text"`
+	Expect string `json:"expect"`
+}
+
+// ReadJSONL decodes one JSON object per non-blank line into T.
+func ReadJSONL[T any](r io.Reader) ([]T, error) {
+	var out []T
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// EvidenceScore is how well the best passage of free evidence sentences
+// (a sentence or two adjacent ones) covers the claim, 0 to 1.
+func EvidenceScore(claim string, evidence []string) float64 {
+	terms := uniqueTerms(claim)
+	best := 0.0
+	for i, s := range evidence {
+		if sc := coverage(terms, s); sc > best {
+			best = sc
+		}
+		if i > 0 {
+			if sc := coverage(terms, evidence[i-1]+" "+s); sc > best {
+				best = sc
+			}
+		}
+	}
+	return best
+}
+
+// WiCEResult is the D26 report of `assistant eval verify` on a WiCE file.
+type WiCEResult struct {
+	N                int     `json:"n"`
+	BalancedAccuracy float64 `json:"balanced_accuracy"`
+	Threshold        float64 `json:"threshold"`
+}
+
+// EvaluateWiCE scores every row and reports balanced accuracy at the
+// threshold (verified when the score reaches it).
+func EvaluateWiCE(rows []WiCERow, threshold float64) WiCEResult {
+	scores := make([]float64, len(rows))
+	for i, r := range rows {
+		scores[i] = EvidenceScore(r.Claim, r.Evidence)
+	}
+	return WiCEResult{N: len(rows), BalancedAccuracy: balancedAccuracy(rows, scores, threshold), Threshold: threshold}
+}
+
+// TuneWiCE returns the threshold (in steps of 0.01) with the best balanced
+// accuracy on rows: for development sets only, never for reporting.
+func TuneWiCE(rows []WiCERow) WiCEResult {
+	scores := make([]float64, len(rows))
+	for i, r := range rows {
+		scores[i] = EvidenceScore(r.Claim, r.Evidence)
+	}
+	best := WiCEResult{N: len(rows)}
+	for t := 0.0; t <= 1.0001; t += 0.01 {
+		if ba := balancedAccuracy(rows, scores, t); ba > best.BalancedAccuracy {
+			best.BalancedAccuracy, best.Threshold = ba, math.Round(t*100)/100
+		}
+	}
+	return best
+}
+
+func balancedAccuracy(rows []WiCERow, scores []float64, threshold float64) float64 {
+	var tp, fn, tn, fp float64
+	for i, r := range rows {
+		predicted := scores[i] >= threshold
+		switch actual := r.Label == "supported"; {
+		case actual && predicted:
+			tp++
+		case actual:
+			fn++
+		case predicted:
+			fp++
+		default:
+			tn++
+		}
+	}
+	tpr, tnr := 0.0, 0.0
+	if tp+fn > 0 {
+		tpr = tp / (tp + fn)
+	}
+	if tn+fp > 0 {
+		tnr = tn / (tn + fp)
+	}
+	return math.Round((tpr+tnr)/2*10000) / 10000
+}
+
+// InDomainResult is the D26 report on an in-domain file.
+type InDomainResult struct {
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// EvaluateInDomain checks each row's text against the entities it cites
+// (looked up with resolve) and compares the outcome (every claim verified
+// or not) with the expectation.
+func (c *Checker) EvaluateInDomain(rows []InDomainRow, resolve func([]assistant.Token) map[assistant.Token]assistant.Entity) InDomainResult {
+	correct := 0
+	for _, r := range rows {
+		var tokens []assistant.Token
+		for _, cl := range SplitClaims(r.Text) {
+			tokens = append(tokens, cl.Citations...)
+		}
+		conf := c.Check(r.Text, resolve(tokens), nil)
+		verified := conf.TotalClaims > 0 && conf.VerifiedClaims == conf.TotalClaims
+		if verified == (r.Expect == "verified") {
+			correct++
+		}
+	}
+	res := InDomainResult{N: len(rows)}
+	if len(rows) > 0 {
+		res.Accuracy = math.Round(float64(correct)/float64(len(rows))*10000) / 10000
+	}
+	return res
+}
