@@ -191,7 +191,9 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Citations = append(v.Citations, t.String())
 	}
 	if len(cl.Invalid) > 0 {
-		v.Status, v.Reason = Unsupported, "cites "+strings.Join(cl.Invalid, ", ")+", which is not in the knowledge base"
+		// The invented token itself is not repeated: it must not reach the
+		// client in any form (D6).
+		v.Status, v.Reason = Unsupported, "cites a source that is not in the knowledge base"
 		return v
 	}
 	var sources []assistant.Entity
