@@ -27,7 +27,7 @@ func newChatService(t *testing.T, db *sqlite.DB, d *diagnose.Diagnoser, now func
 	n := 0
 	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Recorder: db, Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(d),
-		Personas: personas, Now: now, NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
+		Personas:  personas, Now: now, NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 }
 
 // newKey creates an API key in workspace w and returns its plaintext.
