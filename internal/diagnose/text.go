@@ -7,6 +7,8 @@ import (
 )
 
 // stopWords carry no evidence about which constraint a text describes.
+// Spans of time and small numbers ("after two months") appear in the
+// symptoms of every constraint, so they are not evidence either.
 // Negations and first-person pronouns are kept on purpose: "I approve
 // everything" and "nobody applies" say something.
 var stopWords = func() map[string]bool {
@@ -19,7 +21,9 @@ var stopWords = func() map[string]bool {
 	through to too under until up very was we were what when where which while who whom why will with
 	would you your yours yourself yourselves get got gets keep keeps us also even every still yet ever
 	much many lot lots enough really quite just now s t d ll re ve m don doesn didn isn aren wasn weren
-	cannot can't won wouldn couldn shouldn let lets make makes made thing things way`) {
+	cannot can't won wouldn couldn shouldn let lets make makes made thing things way
+	day days week weeks month months year years one two three four five six seven eight nine ten
+	first second last next`) {
 		m[w] = true
 	}
 	return m

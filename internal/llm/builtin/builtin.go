@@ -122,28 +122,35 @@ var personaAngle = map[string]string{
 	"success":  " customers",
 }
 
+// diagnoseFirst says whether the persona diagnoses the constraint before
+// searching (operator, success) or after (customer, support), as its tool
+// order in personas.yaml says.
+var diagnoseFirst = map[string]bool{"operator": true, "success": true}
+
 func (t turn) plan() []llm.ToolCall {
 	call := func(name string, args any) llm.ToolCall {
 		b, _ := json.Marshal(args)
-		return llm.ToolCall{ID: fmt.Sprintf("call_%d", t.calls+1), Name: name, Arguments: b}
+		t.calls++
+		return llm.ToolCall{ID: fmt.Sprintf("call_%d", t.calls), Name: name, Arguments: b}
 	}
 	if !t.canCall[chat.ToolSearch] {
 		return nil // out of tool budget: answer with what there is
 	}
 	if len(t.searches) == 0 && t.diagnosis == nil {
-		var calls []llm.ToolCall
-		if t.mode == "operator" && t.canCall[chat.ToolDiagnose] {
-			calls = append(calls, call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation()}))
-			t.calls++
+		search := chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6}
+		if !t.canCall[chat.ToolDiagnose] {
+			return []llm.ToolCall{call(chat.ToolSearch, search)}
 		}
-		calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6}))
-		return calls
+		diagnosis := chat.DiagnoseArgs{Description: t.situation()}
+		if diagnoseFirst[t.mode] {
+			return []llm.ToolCall{call(chat.ToolDiagnose, diagnosis), call(chat.ToolSearch, search)}
+		}
+		return []llm.ToolCall{call(chat.ToolSearch, search), call(chat.ToolDiagnose, diagnosis)}
 	}
 	if len(t.entities) == 0 {
 		var calls []llm.ToolCall
 		for _, tok := range t.toRead() {
 			calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
-			t.calls++
 		}
 		return calls
 	}
@@ -160,7 +167,7 @@ func (t turn) toRead() []string {
 			*list = append(*list, tok)
 		}
 	}
-	if t.diagnosis != nil {
+	if t.confident() {
 		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
 			addTo(&frameworks, a.Token, 3)
 			for _, s := range a.Supporting {
@@ -178,6 +185,13 @@ func (t turn) toRead() []string {
 		}
 	}
 	return append(frameworks, support...)
+}
+
+// confident reports whether the diagnosis is sure enough (medium or high
+// band) to let its frameworks and steps lead the answer; a low-confidence
+// guess only informs it.
+func (t turn) confident() bool {
+	return t.diagnosis != nil && t.diagnosis.Band != "low" && len(t.diagnosis.Applications) > 0
 }
 
 func containsString(list []string, s string) bool {

@@ -114,7 +114,17 @@ func (t turn) operator() string {
 	d := t.diagnosis
 
 	b.WriteString("## The constraint\n")
-	if d != nil {
+	if d != nil && !t.confident() {
+		fmt.Fprintf(&b, "From \"%s\" alone I cannot tell the constraint with confidence. The likeliest is **%s** (%d%%): %s",
+			topic(t.question), strings.ToLower(d.Matches[0].Name), percent(d.Matches[0].Probability), lowerFirst(d.Matches[0].Description))
+		if len(d.Matches) > 1 {
+			fmt.Fprintf(&b, " Next comes %s (%d%%).", lowerFirst(d.Matches[1].Name), percent(d.Matches[1].Probability))
+		}
+		b.WriteString(" Tell me which number moved (sales, cash, lead time, churn) and where work or customers pile up, and I will narrow it down.\n\n")
+		if len(fw) > 0 {
+			fmt.Fprintf(&b, "Meanwhile, the closest match in the knowledge base is %s: %s\n\n", fw[0].Title, claim(fw[0], lowerFirst(pick(fw[0].WhenToUse, 0))))
+		}
+	} else if d != nil {
 		top := d.Matches[0]
 		fmt.Fprintf(&b, "**%s.** %s\n\n", top.Name, top.Description)
 		fmt.Fprintf(&b, "From what you describe (\"%s\"), this is the constraint to work on first", topic(t.question))
@@ -133,7 +143,7 @@ func (t turn) operator() string {
 	}
 
 	b.WriteString("## Why it binds\n")
-	if d != nil && len(d.Applications) > 0 {
+	if t.confident() {
 		b.WriteString(d.Applications[0].Application + "\n\n")
 	}
 	for i, e := range fw[:min(2, len(fw))] {
@@ -171,7 +181,7 @@ func (t turn) operator() string {
 // action.
 func (t turn) steps() []string {
 	var out []string
-	if d := t.diagnosis; d != nil {
+	if d := t.diagnosis; t.confident() {
 		for _, a := range d.Applications[:min(2, len(d.Applications))] {
 			for _, s := range a.FirstSteps[:min(2, len(a.FirstSteps))] {
 				out = append(out, s)
@@ -195,7 +205,7 @@ func (t turn) metrics() []string {
 			out = append(out, m)
 		}
 	}
-	if d := t.diagnosis; d != nil {
+	if d := t.diagnosis; t.confident() {
 		for _, a := range d.Applications[:min(1, len(d.Applications))] {
 			for _, m := range a.Metrics {
 				add(m)
@@ -291,8 +301,13 @@ func (t turn) customer() string {
 	b.WriteString("- \"Not now\": ask what would have to be true for it to be the right time, and agree when to check.\n")
 
 	b.WriteString("\n## Close on\n")
-	b.WriteString("Agree one concrete next step before the call ends: a named person, a date and what each side brings. ")
-	b.WriteString("Measure the talk track by how many first conversations turn into a second meeting or a proposal, and review the ones that did not.")
+	b.WriteString("1. Sum up the problem in the buyer's words and the number they put on it.\n")
+	b.WriteString("2. Propose one concrete next step: a named person, a date, and what each side brings.\n")
+	b.WriteString("3. Send a short written recap the same day, so their champion can forward it.\n")
+	b.WriteString("\nMeasure the talk track by how many first conversations turn into a second meeting or a proposal, and review the ones that did not.")
+	if ms := t.metrics(); len(ms) > 0 {
+		fmt.Fprintf(&b, " On their side, the number to move is: %s.", lowerFirst(ms[0]))
+	}
 	return strings.TrimSpace(b.String())
 }
 
