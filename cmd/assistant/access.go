@@ -18,38 +18,18 @@ import (
 
 // keysCommand is `assistant keys create|list|revoke` (D25).
 func keysCommand(ctx context.Context, e env, args []string) error {
-	return subcommands(ctx, e, "keys", args, []command{
+	return dispatch(ctx, e, "keys", []command{
 		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
 		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
 		{"revoke", "revoke a key by its 12-character id: revoke ID", keysRevoke},
-	})
+	}, args)
 }
 
 // adminCommand is `assistant admin create-user` (D25).
 func adminCommand(ctx context.Context, e env, args []string) error {
-	return subcommands(ctx, e, "admin", args, []command{
+	return dispatch(ctx, e, "admin", []command{
 		{"create-user", "create an admin user: --workspace W --email E; the password is read from stdin, or generated and printed once", adminCreateUser},
-	})
-}
-
-// subcommands dispatches to one of cmds by args[0].
-func subcommands(ctx context.Context, e env, group string, args []string, cmds []command) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(e.stdout, "Usage: assistant %s <subcommand> [flags]\n\nSubcommands:\n", group)
-		for _, c := range cmds {
-			fmt.Fprintf(e.stdout, "  %-12s %s\n", c.name, c.summary)
-		}
-		if len(args) == 0 {
-			return fmt.Errorf("%w: assistant %s needs a subcommand", errUsage, group)
-		}
-		return nil
-	}
-	for _, c := range cmds {
-		if c.name == args[0] {
-			return c.run(ctx, e, args[1:])
-		}
-	}
-	return fmt.Errorf("%w: unknown subcommand %q of assistant %s", errUsage, args[0], group)
+	}, args)
 }
 
 // openAccess opens the store for a command-line change.

@@ -28,6 +28,18 @@ type KnowledgeStore interface {
 	KnowledgeStats(ctx context.Context) (KnowledgeStats, error)
 }
 
+// KnowledgeImporter adds entities from outside the embedded corpus
+// (`assistant kb import`). Implementations: internal/sqlite.
+type KnowledgeImporter interface {
+	// ImportEntities inserts each entity, or replaces the stored entity with
+	// its token (embedded or imported), marking it OriginImported so that
+	// later syncs of the embedded corpus leave it alone. It never deletes.
+	// It runs in one transaction: on error nothing changes. It returns
+	// EInvalid for an entity whose token is not valid, and reports how many
+	// rows it inserted, updated and left unchanged.
+	ImportEntities(ctx context.Context, entities []Entity) (SyncResult, error)
+}
+
 // SyncResult reports what SyncEntities changed.
 type SyncResult struct {
 	Inserted, Updated, Deleted, Unchanged int

@@ -2,7 +2,6 @@ package knowledge
 
 import (
 	"strings"
-	"unicode"
 )
 
 // MaxQueryTerms caps how many terms of a query are searched, so a long
@@ -21,7 +20,8 @@ func init() {
 	ourselves out over own same she should so some such than that the their theirs them themselves then
 	there these they this those through to too under until up very was we were what when where which
 	while who whom why will with would you your yours yourself yourselves get got keep keeps us also
-	even every still yet ever much many one`) {
+	even every still yet ever much many one
+	t s d ll re ve m don doesn didn won isn aren wasn weren couldn shouldn wouldn haven hasn hadn`) {
 		stopWords[w] = true
 	}
 }
@@ -31,12 +31,9 @@ func init() {
 // removed, duplicates dropped, at most MaxQueryTerms, in order of first
 // appearance.
 func QueryTerms(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
 	seen := map[string]bool{}
 	var terms []string
-	for _, w := range words {
+	for _, w := range words(text) {
 		if stopWords[w] || seen[w] || len(w) > 64 {
 			continue
 		}

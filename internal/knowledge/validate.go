@@ -15,11 +15,21 @@ const (
 	MaxSummaryWords = 150
 )
 
-// File is a parsed entity with the name of the file it came from.
+// File is a parsed entity with the name of the file (or file:line, or
+// file:key) it came from.
 type File struct {
 	Name   string
 	Entity assistant.Entity
+	// Bibliographic marks an entity read from a bibliographic record
+	// (BibTeX): it has no body sections, so the rules on key ideas, when to
+	// use and pitfalls do not apply, and problems name the BibTeX fields
+	// (abstract, keywords) the entity's fields came from.
+	Bibliographic bool
 }
+
+// bibFields names, for a Bibliographic file, the BibTeX field an entity
+// field came from.
+var bibFields = map[string]string{"summary": "abstract", "tags": "keywords", "archetypes": "keywords", "authors": "author"}
 
 // Validate checks every content rule of docs/knowledge-format.md on each
 // entity, and the rules across entities: unique tokens, related tokens that
@@ -52,6 +62,9 @@ func Validate(files []File) []*FieldError {
 func validateEntity(f File) []*FieldError {
 	var problems []*FieldError
 	add := func(field, format string, args ...any) {
+		if b, ok := bibFields[field]; ok && f.Bibliographic {
+			field = b
+		}
 		problems = append(problems, &FieldError{File: f.Name, Field: field, Message: fmt.Sprintf(format, args...)})
 	}
 	e := f.Entity
@@ -92,6 +105,9 @@ func validateEntity(f File) []*FieldError {
 	}
 	if n := len(strings.Fields(e.Summary)); n < MinSummaryWords || n > MaxSummaryWords {
 		add("summary", "has %d words; it must have %d to %d", n, MinSummaryWords, MaxSummaryWords)
+	}
+	if f.Bibliographic {
+		return problems
 	}
 	if n := len(e.KeyIdeas); n < 3 || n > 6 {
 		add("key ideas", "has %d items; it must have 3 to 6", n)

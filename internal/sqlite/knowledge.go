@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -134,7 +135,8 @@ func (s *DB) SyncEntities(ctx context.Context, origin string, entities []assista
 		return res, err
 	}
 
-	now := s.now().UTC().Format(time.RFC3339)
+	var writes []entityRow
+	var stale []string // tokens whose stored rows go: rewritten or no longer listed
 	listed := map[string]bool{}
 	for _, e := range entities {
 		e.Origin = origin
@@ -150,53 +152,108 @@ func (s *DB) SyncEntities(ctx context.Context, origin string, entities []assista
 			continue
 		case ok:
 			res.Updated++
+			stale = append(stale, r.Token)
 		default:
 			res.Inserted++
 		}
-		if err := writeEntity(ctx, tx, r, now); err != nil {
-			return res, fmt.Errorf("writing %s: %w", r.Token, err)
-		}
+		writes = append(writes, r)
 	}
 	for tok, old := range existing {
 		if old.origin == origin && !listed[tok] {
-			if err := deleteEntity(ctx, tx, tok); err != nil {
-				return res, err
-			}
+			stale = append(stale, tok)
 			res.Deleted++
 		}
+	}
+	if err := s.replaceRows(ctx, tx, stale, writes); err != nil {
+		return res, err
 	}
 	return res, tx.Commit()
 }
 
-func writeEntity(ctx context.Context, tx *sql.Tx, r entityRow, now string) error {
-	if err := deleteEntity(ctx, tx, r.Token); err != nil {
-		return err
+// ImportEntities implements assistant.KnowledgeImporter.
+func (s *DB) ImportEntities(ctx context.Context, entities []assistant.Entity) (res assistant.SyncResult, err error) {
+	for _, e := range entities {
+		if tok := e.Token(); !tok.Valid() {
+			return res, assistant.Errorf(assistant.EInvalid, "%q is not a valid citation token", tok)
+		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO entities (`+entityColumns+`, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Token, r.Type, r.Slug, r.Title, r.Authors, r.Year, r.URL, r.URLNote, r.Tags, r.Archetypes,
-		r.Related, r.Summary, r.KeyIdeas, r.WhenToUse, r.Pitfalls, r.Origin, r.Hash, now)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return res, err
 	}
-	e, err := r.entity()
-	if err != nil {
-		return err
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var writes []entityRow
+	var stale []string
+	for _, e := range entities {
+		e.Origin = assistant.OriginImported
+		r := toRow(e)
+		var origin, hash string
+		switch err := tx.QueryRowContext(ctx, `SELECT origin, content_hash FROM entities WHERE token = ?`, r.Token).Scan(&origin, &hash); {
+		case errors.Is(err, sql.ErrNoRows):
+			res.Inserted++
+		case err != nil:
+			return res, err
+		case origin == r.Origin && hash == r.Hash:
+			res.Unchanged++
+			continue
+		default:
+			res.Updated++
+			stale = append(stale, r.Token)
+		}
+		writes = append(writes, r)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO entities_fts (token, title, tags, key_ideas, when_to_use, summary, extra)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.Token, e.Title, strings.Join(e.Tags, " "), strings.Join(e.KeyIdeas, "\n"),
-		strings.Join(e.WhenToUse, "\n"), e.Summary,
-		strings.Join(append(append([]string{}, e.Pitfalls...), e.Authors...), "\n"))
-	return err
+	if err := s.replaceRows(ctx, tx, stale, writes); err != nil {
+		return res, err
+	}
+	return res, tx.Commit()
 }
 
-func deleteEntity(ctx context.Context, tx *sql.Tx, token string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE token = ?`, token); err != nil {
+// replaceRows deletes the entities with the stale tokens, then inserts the
+// rows, keeping the search index in step. Deleting in one statement
+// matters: the index can find a row by token only by scanning, so deleting
+// one token at a time would make a large import quadratic.
+func (s *DB) replaceRows(ctx context.Context, tx *sql.Tx, stale []string, rows []entityRow) error {
+	if len(stale) > 0 {
+		list := jsonList(stale)
+		for _, table := range []string{"entities", "entities_fts"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE token IN (SELECT value FROM json_each(?))`, list); err != nil {
+				return err
+			}
+		}
+	}
+	now := s.now().UTC().Format(time.RFC3339)
+	insertRow, err := tx.PrepareContext(ctx, `INSERT INTO entities (`+entityColumns+`, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `DELETE FROM entities_fts WHERE token = ?`, token)
-	return err
+	defer insertRow.Close()
+	insertIndex, err := tx.PrepareContext(ctx, `INSERT INTO entities_fts (token, title, tags, key_ideas, when_to_use, summary, extra)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insertIndex.Close()
+	for _, r := range rows {
+		if _, err := insertRow.ExecContext(ctx, r.Token, r.Type, r.Slug, r.Title, r.Authors, r.Year, r.URL, r.URLNote,
+			r.Tags, r.Archetypes, r.Related, r.Summary, r.KeyIdeas, r.WhenToUse, r.Pitfalls, r.Origin, r.Hash, now); err != nil {
+			return fmt.Errorf("writing %s: %w", r.Token, err)
+		}
+		e, err := r.entity()
+		if err != nil {
+			return err
+		}
+		if _, err := insertIndex.ExecContext(ctx, r.Token, e.Title, strings.Join(e.Tags, " "), strings.Join(e.KeyIdeas, "\n"),
+			strings.Join(e.WhenToUse, "\n"), e.Summary,
+			strings.Join(append(append([]string{}, e.Pitfalls...), e.Authors...), "\n")); err != nil {
+			return fmt.Errorf("indexing %s: %w", r.Token, err)
+		}
+	}
+	return nil
 }
 
 // Entities implements assistant.KnowledgeStore.

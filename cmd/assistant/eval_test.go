@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testEnv returns an env with a fresh data directory, plus its stdout and
+// stderr.
+func testEnv(t *testing.T, vars map[string]string) (env, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	all := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir()}
+	for k, v := range vars {
+		all[k] = v
+	}
+	var stdout, stderr bytes.Buffer
+	return env{
+		getenv: func(k string) string { return all[k] },
+		stdin:  strings.NewReader(""),
+		stdout: &stdout,
+		stderr: &stderr,
+		now:    func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) },
+	}, &stdout, &stderr
+}
+
+func evalRetrievalJSON(t *testing.T, file string) retrievalScores {
+	t.Helper()
+	e, out, _ := testEnv(t, nil)
+	if err := evalCommand(context.Background(), e, []string{"retrieval", "--file", file, "--json"}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]float64
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if len(got) != 4 {
+		t.Errorf("keys of %v, want exactly n, hit_at_1, hit_at_5, mrr", got)
+	}
+	return retrievalScores{N: int(got["n"]), HitAt1: got["hit_at_1"], HitAt5: got["hit_at_5"], MRR: got["mrr"]}
+}
+
+func TestEvalRetrievalScores(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "r.tsv")
+	tsv := "query\texpected_any\n" +
+		"identify the constraint, exploit it, subordinate everything else\tframework:theory-of-constraints\n" +
+		"\n" +
+		"zzqx nothing matches this\tframework:okrs|paper:little-1961-queuing-formula\n"
+	if err := os.WriteFile(file, []byte(tsv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := evalRetrievalJSON(t, file)
+	if want := (retrievalScores{N: 2, HitAt1: 0.5, HitAt5: 0.5, MRR: 0.5}); got != want {
+		t.Errorf("scores %+v, want %+v", got, want)
+	}
+
+	for name, bad := range map[string]string{
+		"no tab":    "query\texpected_any\njust a query\n",
+		"bad token": "query\texpected_any\nq\tframework:Not A Slug\n",
+		"no rows":   "query\texpected_any\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e, _, _ := testEnv(t, nil)
+			if err := evalCommand(context.Background(), e, []string{"retrieval", "--file", file}); err == nil {
+				t.Error("malformed file accepted")
+			}
+		})
+	}
+}
+
+// TestEvalRetrievalBars holds retrieval to the bars of the knowledge-base
+// issue on the shared development sets, when they are present.
+func TestEvalRetrievalBars(t *testing.T) {
+	dir := os.Getenv("ASSISTANT_EVAL_DIR")
+	if dir == "" {
+		dir = "/work/shared/eval"
+	}
+	for _, c := range []struct {
+		file        string
+		hit5, mrr   float64
+		description string
+	}{
+		{"retrieval_dev.tsv", 0.95, 0, "paraphrases of an entity's description"},
+		{"retrieval_dev_hard.tsv", 0.85, 0.6, "situations in owners' words"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join(dir, c.file)
+			if _, err := os.Stat(path); err != nil {
+				t.Skipf("%s not present (set ASSISTANT_EVAL_DIR)", path)
+			}
+			got := evalRetrievalJSON(t, path)
+			t.Logf("%s: %+v", c.file, got)
+			if got.HitAt5 < c.hit5 || got.MRR < c.mrr {
+				t.Errorf("%s (%s): hit@5 %.3f, MRR %.3f; want hit@5 >= %.2f, MRR >= %.2f", c.file, c.description, got.HitAt5, got.MRR, c.hit5, c.mrr)
+			}
+		})
+	}
+}

@@ -1,0 +1,233 @@
+package knowledge
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Weights of the terms of an analysed query. The owner's own words count
+// most; a synonym (a line of equivalent terms) a little less; an
+// association (the right side of a one-way line, everyday words pointing at
+// concept words) less again, so that expansion can lift an entity the
+// owner's words miss but cannot bury one they name.
+const (
+	WeightOriginal    = 1.0
+	WeightSynonym     = 0.6
+	WeightAssociation = 0.45
+)
+
+// MaxExpandedTerms caps the terms of an analysed query, originals included,
+// so that expansion cannot make a search arbitrarily expensive.
+const MaxExpandedTerms = 64
+
+//go:embed synonyms.txt
+var synonymsFile []byte
+
+// vocabulary is the business vocabulary shipped in synonyms.txt, parsed
+// once at start. It is never modified afterwards.
+var vocabulary = mustParseVocabulary("synonyms.txt", synonymsFile)
+
+// DefaultVocabulary returns the embedded business vocabulary
+// (internal/knowledge/synonyms.txt). It is shared and must not be modified.
+func DefaultVocabulary() *Vocabulary { return vocabulary }
+
+// Vocabulary expands a query with synonyms and business associations. Build
+// one with ParseVocabulary; the zero value expands nothing.
+type Vocabulary struct {
+	rules []rule
+}
+
+// rule is one line of the vocabulary: when any trigger occurs in a query,
+// every target is added with the weight.
+type rule struct {
+	triggers [][]string // stemmed word sequences
+	targets  []string   // phrases of plain lowercase words
+	weight   float64
+}
+
+// WeightedTerm is one term of an analysed query: a word or a phrase of
+// plain lowercase letters and digits (never query syntax) with its weight.
+type WeightedTerm struct {
+	Text   string
+	Weight float64
+}
+
+// ParseVocabulary reads a vocabulary file. Each non-blank line not starting
+// with # is either a group of equivalent terms, "a, b, c", where any member
+// found in a query adds the others as synonyms; or a one-way association,
+// "a, b => c, d", where a or b found in a query adds c and d as
+// associations. Terms are words or phrases of letters and digits; matching
+// ignores case and common word endings (leaving ~ leave, prices ~ price).
+// name is used in error messages only.
+func ParseVocabulary(name string, data []byte) (*Vocabulary, error) {
+	v := &Vocabulary{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		left, right, oneWay := strings.Cut(line, "=>")
+		triggers, err := vocabularyTerms(left)
+		if err == nil && oneWay {
+			var targets []string
+			targets, err = vocabularyTerms(right)
+			if err == nil {
+				v.rules = append(v.rules, newRule(triggers, targets, WeightAssociation))
+			}
+		} else if err == nil {
+			if len(triggers) < 2 {
+				err = fmt.Errorf("a group needs at least two terms")
+			}
+			v.rules = append(v.rules, newRule(triggers, triggers, WeightSynonym))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+	}
+	return v, sc.Err()
+}
+
+func mustParseVocabulary(name string, data []byte) *Vocabulary {
+	v, err := ParseVocabulary(name, data)
+	if err != nil {
+		panic(err) // the embedded file is part of the build; a test parses it
+	}
+	return v
+}
+
+// vocabularyTerms splits a comma-separated list of terms and checks that
+// each is plain words.
+func vocabularyTerms(list string) ([]string, error) {
+	var terms []string
+	for _, t := range strings.Split(list, ",") {
+		if strings.ContainsFunc(t, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsSpace(r) && r != '\'' && r != '-'
+		}) {
+			return nil, fmt.Errorf("term %q: only letters, digits, spaces, apostrophes and hyphens are allowed", strings.TrimSpace(t))
+		}
+		ws := words(t) // "can't" -> can t, as in a query
+		if len(ws) == 0 {
+			return nil, fmt.Errorf("empty term in %q", strings.TrimSpace(list))
+		}
+		terms = append(terms, strings.Join(ws, " "))
+	}
+	return terms, nil
+}
+
+func newRule(triggers, targets []string, weight float64) rule {
+	r := rule{targets: targets, weight: weight}
+	for _, t := range triggers {
+		r.triggers = append(r.triggers, stemAll(strings.Fields(t)))
+	}
+	return r
+}
+
+// Analyze turns free text into the weighted terms to search for: the
+// query's own terms (QueryTerms) at WeightOriginal, then the terms the
+// vocabulary adds, each at the highest weight any matching line gives it,
+// at most MaxExpandedTerms in all. A term already in the query is never
+// added again at a lower weight.
+func (v *Vocabulary) Analyze(text string) []WeightedTerm {
+	originals := QueryTerms(text)
+	out := make([]WeightedTerm, 0, len(originals))
+	index := map[string]int{} // stemmed term -> position in out
+	for _, t := range originals {
+		index[stem(t)] = len(out)
+		out = append(out, WeightedTerm{Text: t, Weight: WeightOriginal})
+	}
+	if v == nil {
+		return out
+	}
+	// Triggers match the stemmed words of the query both with and without
+	// its stop words, so "cannot keep up" and "customers are leaving" match.
+	all := stemAll(words(text))
+	content := make([]string, 0, len(all))
+	for _, w := range words(text) {
+		if !stopWords[w] {
+			content = append(content, stem(w))
+		}
+	}
+	for _, r := range v.rules {
+		if !r.matches(all) && !r.matches(content) {
+			continue
+		}
+		for _, t := range r.targets {
+			key := strings.Join(stemAll(strings.Fields(t)), " ")
+			if i, ok := index[key]; ok {
+				out[i].Weight = max(out[i].Weight, r.weight)
+				continue
+			}
+			if len(out) == MaxExpandedTerms {
+				break
+			}
+			index[key] = len(out)
+			out = append(out, WeightedTerm{Text: t, Weight: r.weight})
+		}
+	}
+	return out
+}
+
+// matches reports whether any trigger occurs as a run of words in query.
+func (r rule) matches(query []string) bool {
+	for _, trig := range r.triggers {
+		for i := 0; i+len(trig) <= len(query); i++ {
+			if slices.Equal(query[i:i+len(trig)], trig) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// words splits text into lowercase runs of letters and digits.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+func stemAll(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = stem(w)
+	}
+	return out
+}
+
+// stem removes the common English endings well enough to match vocabulary
+// lines against queries: prices, pricing, priced -> pric; leaves, leaving
+// -> leav; companies -> company. It is not a full stemmer (the search index
+// applies Porter's); it only has to treat a vocabulary term and a query
+// word alike.
+func stem(w string) string {
+	if len(w) <= 3 {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:len(w)-1]
+	}
+	for _, suffix := range []string{"ing", "ed"} {
+		if strings.HasSuffix(w, suffix) && len(w)-len(suffix) >= 3 {
+			w = w[:len(w)-len(suffix)]
+			if n := len(w); n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+				w = w[:n-1] // stopping -> stop
+			}
+			break
+		}
+	}
+	if len(w) > 3 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
