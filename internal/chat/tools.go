@@ -31,10 +31,11 @@ type SearchArgs struct {
 
 // SearchHit is one result of search_knowledge.
 type SearchHit struct {
-	Token   string  `json:"token"`
-	Title   string  `json:"title"`
-	Summary string  `json:"summary"`
-	Score   float64 `json:"score"`
+	Token      string   `json:"token"`
+	Title      string   `json:"title"`
+	Summary    string   `json:"summary"`
+	Archetypes []string `json:"archetypes"`
+	Score      float64  `json:"score"`
 }
 
 // SearchResult is the result of search_knowledge.
@@ -210,7 +211,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 		}
 		tb.remember(h.Entity, rel)
 		res.Hits = append(res.Hits, SearchHit{Token: h.Entity.Token().String(), Title: h.Entity.Title,
-			Summary: firstSentences(h.Entity.Summary, 2), Score: round3(rel)})
+			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel)})
 		names = append(names, h.Entity.Token().String())
 	}
 	summary := fmt.Sprintf("%d results", len(hits))

@@ -203,14 +203,25 @@ func checkVertical(v *VerticalContent) error {
 	return nil
 }
 
-// fill replaces the placeholders of s with the vertical's vocabulary.
+// fill replaces the placeholders of s with the vertical's vocabulary, and
+// mends the article before a filled word ("a order" -> "an order").
 func (v *VerticalContent) fill(s string) string {
-	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
+	filled := placeholder.ReplaceAllStringFunc(s, func(m string) string {
 		key := m[1 : len(m)-1]
 		val := v.Vocabulary[strings.ToLower(key)]
 		if key[0] >= 'A' && key[0] <= 'Z' && val != "" {
 			val = strings.ToUpper(val[:1]) + val[1:]
 		}
-		return val
+		return articleMark + val
 	})
+	filled = anBeforeVowel.ReplaceAllString(filled, "${1}n ${2}")
+	return strings.ReplaceAll(filled, articleMark, "")
 }
+
+// articleMark flags where a vocabulary word was filled in, so only those
+// articles are adjusted; it never survives fill.
+const articleMark = "\x00"
+
+// anBeforeVowel finds "a" right before a filled word that starts with a
+// vowel letter other than u ("a user" stays).
+var anBeforeVowel = regexp.MustCompile(`\b([Aa]) \x00([aeioAEIO])`)

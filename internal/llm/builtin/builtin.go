@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/chat"
@@ -118,8 +119,25 @@ func (t turn) situation() string {
 // the persona: a seller's talk track leans on how buyers decide, a success
 // plan on how customers adopt and stay.
 var personaAngle = map[string]string{
-	"customer": " buyers",
+	"customer": " sales conversation with buyers",
 	"success":  " customers",
+}
+
+// conversationMethods is the customer persona's second search: the
+// methods of a sales conversation, whatever the product.
+const conversationMethods = "discovery questions to ask a buyer, framing value and handling objections in a sales conversation"
+
+// searchServes reports whether any framework the search found serves the
+// archetype.
+func (t turn) searchServes(archetype string) bool {
+	for _, s := range t.searches {
+		for _, h := range s.Hits {
+			if strings.HasPrefix(h.Token, "framework:") && containsString(h.Archetypes, archetype) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // diagnoseFirst says whether the persona diagnoses the constraint before
@@ -137,15 +155,26 @@ func (t turn) plan() []llm.ToolCall {
 		return nil // out of tool budget: answer with what there is
 	}
 	if len(t.searches) == 0 && t.diagnosis == nil {
-		search := chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6}
+		search := call(chat.ToolSearch, chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6})
+		calls := []llm.ToolCall{search}
+		if t.mode == "customer" {
+			// A talk track also needs the methods of the conversation itself.
+			calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4}))
+		}
 		if !t.canCall[chat.ToolDiagnose] {
-			return []llm.ToolCall{call(chat.ToolSearch, search)}
+			return calls
 		}
-		diagnosis := chat.DiagnoseArgs{Description: t.situation()}
+		diagnosis := call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation()})
 		if diagnoseFirst[t.mode] {
-			return []llm.ToolCall{call(chat.ToolDiagnose, diagnosis), call(chat.ToolSearch, search)}
+			return append([]llm.ToolCall{diagnosis}, calls...)
 		}
-		return []llm.ToolCall{call(chat.ToolSearch, search), call(chat.ToolDiagnose, diagnosis)}
+		return append(calls, diagnosis)
+	}
+	// An unsure diagnosis whose likeliest constraint the search did not
+	// cover: look that constraint up before reading.
+	if len(t.entities) == 0 && t.diagnosis != nil && !t.confident() && len(t.searches) < 3 && !t.searchServes(t.diagnosis.Matches[0].ArchetypeID) {
+		top := t.diagnosis.Matches[0]
+		return []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: top.Name + ": " + top.Description, Limit: 6})}
 	}
 	if len(t.entities) == 0 {
 		var calls []llm.ToolCall
@@ -157,9 +186,11 @@ func (t turn) plan() []llm.ToolCall {
 	return nil
 }
 
-// toRead picks the entities to read in full: up to three frameworks (for
-// the operator, the two the diagnosis ranks first, then the search's best)
-// and one paper or essay to support them.
+// toRead picks the entities to read in full: up to three frameworks and
+// one paper or essay to support them. A confident diagnosis leads with its
+// two best frameworks (after the search's best for the customer persona,
+// whose question is about a conversation, not the seller's own constraint);
+// otherwise search hits that serve the likeliest archetypes come first.
 func (t turn) toRead() []string {
 	var frameworks, support []string
 	addTo := func(list *[]string, tok string, limit int) {
@@ -167,7 +198,11 @@ func (t turn) toRead() []string {
 			*list = append(*list, tok)
 		}
 	}
-	if t.confident() {
+	hits := t.rankedHits()
+	fromDiagnosis := func() {
+		if !t.confident() {
+			return
+		}
 		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
 			addTo(&frameworks, a.Token, 3)
 			for _, s := range a.Supporting {
@@ -175,23 +210,70 @@ func (t turn) toRead() []string {
 			}
 		}
 	}
-	for _, s := range t.searches {
-		for _, h := range s.Hits {
-			if strings.HasPrefix(h.Token, "framework:") {
-				addTo(&frameworks, h.Token, 3)
-			} else {
-				addTo(&support, h.Token, 1)
+	if t.mode == "customer" {
+		// The methods of the conversation lead a talk track.
+		for _, s := range t.searches {
+			if s.Query != conversationMethods {
+				continue
 			}
+			for _, h := range s.Hits {
+				if strings.HasPrefix(h.Token, "framework:") {
+					addTo(&frameworks, h.Token, 2)
+				}
+			}
+		}
+	}
+	fromDiagnosis()
+	for _, h := range hits {
+		if strings.HasPrefix(h.Token, "framework:") {
+			addTo(&frameworks, h.Token, 3)
+		} else {
+			addTo(&support, h.Token, 1)
 		}
 	}
 	return append(frameworks, support...)
 }
 
+// rankedHits orders the search hits: those serving one of the diagnosis's
+// two likeliest archetypes first (a stable sort keeps the search order
+// otherwise).
+func (t turn) rankedHits() []chat.SearchHit {
+	var hits []chat.SearchHit
+	for _, s := range t.searches {
+		hits = append(hits, s.Hits...)
+	}
+	if t.diagnosis == nil {
+		return hits
+	}
+	likely := map[string]bool{}
+	for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
+		likely[m.ArchetypeID] = true
+	}
+	serves := func(h chat.SearchHit) bool {
+		for _, a := range h.Archetypes {
+			if likely[a] {
+				return true
+			}
+		}
+		return false
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return serves(hits[i]) && !serves(hits[j]) })
+	return hits
+}
+
 // confident reports whether the diagnosis is sure enough (medium or high
-// band) to let its frameworks and steps lead the answer; a low-confidence
-// guess only informs it.
+// band; high for the customer persona) to let its frameworks and steps lead
+// the answer; a less sure guess only informs it.
 func (t turn) confident() bool {
-	return t.diagnosis != nil && t.diagnosis.Band != "low" && len(t.diagnosis.Applications) > 0
+	if t.diagnosis == nil || len(t.diagnosis.Applications) == 0 {
+		return false
+	}
+	if t.mode == "customer" {
+		// A seller's question describes a conversation, not a business;
+		// only a sure diagnosis of the buyer's problem may shape it.
+		return t.diagnosis.Band == "high"
+	}
+	return t.diagnosis.Band != "low"
 }
 
 func containsString(list []string, s string) bool {
