@@ -175,3 +175,44 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestOperatorUsesTheDiagnosis: an operator chat about a constraint
+// traces the diagnose_constraint hop and cites frameworks of the matching
+// preview.
+func TestOperatorUsesTheDiagnosis(t *testing.T) {
+	s, _ := fullService(t)
+	question := "Orders pile up in front of our paint booth while the welders wait for work."
+	r, err := s.Run(context.Background(), chat.Request{Message: question, Mode: "operator"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ReasoningTrace) == 0 || r.ReasoningTrace[0].Tool != chat.ToolDiagnose {
+		t.Fatalf("trace does not start with the diagnosis: %+v", r.ReasoningTrace)
+	}
+	d := s.Diagnoser.(*chat.DiagnosisAdapter)
+	g, err := d.Diagnose(context.Background(), question, d.GuessVertical(question))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vertical := d.GuessVertical(question)
+	if vertical == "" {
+		vertical = "professional-services"
+	}
+	p, err := d.D.Preview(context.Background(), diagnose.PreviewRequest{Vertical: vertical, ArchetypeID: g.Matches[0].ArchetypeID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	previewed := map[string]bool{}
+	for _, a := range p.Applications {
+		previewed[a.Framework.String()] = true
+	}
+	cited := 0
+	for _, tok := range tokensOf(r.Response) {
+		if previewed[tok] {
+			cited++
+		}
+	}
+	if cited == 0 {
+		t.Errorf("the answer cites no framework of the %s preview: %v", g.Matches[0].ArchetypeID, tokensOf(r.Response))
+	}
+}
