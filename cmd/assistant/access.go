@@ -14,6 +14,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // keysCommand is `assistant keys create|list|revoke` (D25).
@@ -32,27 +33,27 @@ func adminCommand(ctx context.Context, e env, args []string) error {
 	}, args)
 }
 
-// openAccess opens the store for a command-line change.
-func openAccess(ctx context.Context, e env, name string, args []string, define func(fs *flag.FlagSet)) (store interface {
-	assistant.AccessStore
-	Close() error
-}, rest []string, err error) {
-	cfg, rest, err := loadConfigWith(e, name, args, define)
+// openAccess parses the command line of a keys or admin subcommand (define
+// adds its own flags) and opens the store; it returns the positional
+// arguments.
+func openAccess(ctx context.Context, e env, usage string, args []string, define func(fs *flag.FlagSet)) (*sqlite.DB, []string, error) {
+	fs := commandFlags(e, usage, "")
+	if define != nil {
+		define(fs)
+	}
+	cfg, err := parseConfig(e, fs, args)
 	if err != nil {
 		return nil, nil, err
 	}
 	db, err := openStore(ctx, cfg, e.now)
-	if err != nil {
-		return nil, nil, err
-	}
-	return db, rest, nil
+	return db, fs.Args(), err
 }
 
 func keysCreate(ctx context.Context, e env, args []string) error {
 	var workspace, name string
 	var expiresIn time.Duration
 	var asJSON bool
-	db, rest, err := openAccess(ctx, e, "keys create", args, func(fs *flag.FlagSet) {
+	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--json]", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace of the key (created if it does not exist)")
 		fs.StringVar(&name, "name", "", "a name that says what the key is for")
 		fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime of the key, e.g. 720h; 0 for no expiry")
@@ -95,7 +96,7 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 func keysList(ctx context.Context, e env, args []string) error {
 	var workspace string
 	var asJSON bool
-	db, rest, err := openAccess(ctx, e, "keys list", args, func(fs *flag.FlagSet) {
+	db, rest, err := openAccess(ctx, e, "keys list --workspace W [--json]", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace whose keys to list")
 		fs.BoolVar(&asJSON, "json", false, "print a JSON array")
 	})
@@ -138,7 +139,7 @@ func keysList(ctx context.Context, e env, args []string) error {
 }
 
 func keysRevoke(ctx context.Context, e env, args []string) error {
-	db, rest, err := openAccess(ctx, e, "keys revoke", args, nil)
+	db, rest, err := openAccess(ctx, e, "keys revoke ID", args, nil)
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func keysRevoke(ctx context.Context, e env, args []string) error {
 
 func adminCreateUser(ctx context.Context, e env, args []string) error {
 	var workspace, email string
-	db, rest, err := openAccess(ctx, e, "admin create-user", args, func(fs *flag.FlagSet) {
+	db, rest, err := openAccess(ctx, e, "admin create-user --workspace W --email E", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace the user administers (created if it does not exist)")
 		fs.StringVar(&email, "email", "", "the user's email, their login")
 	})

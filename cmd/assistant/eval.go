@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -48,11 +49,12 @@ type retrievalCase struct {
 }
 
 func evalRetrieval(ctx context.Context, e env, args []string) error {
-	fs, storeArgs := storeFlagSet(e, "eval retrieval --file F [--json]",
+	fs := commandFlags(e, "eval retrieval --file F [--json]",
 		"Scores the retriever (the one /search and the chat use) on a TSV file of\nquery<TAB>expected_any with a header row; expected_any lists citation tokens\njoined by |. A query is a hit at k when any expected token is among the first\nk results. The knowledge base is the configured database, with the embedded\ncorpus synchronised first as serve does.")
 	file := fs.String("file", "", "the TSV file to score (required)")
 	asJSON := fs.Bool("json", false, "print {n, hit_at_1, hit_at_5, mrr} as JSON")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	if *file == "" {
@@ -62,7 +64,7 @@ func evalRetrieval(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openStoreFromArgs(ctx, e, "eval retrieval", *storeArgs)
+	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func evalRetrieval(ctx context.Context, e env, args []string) error {
 		}
 		rank := 0
 		for i, h := range hits {
-			if containsToken(c.Expected, h.Entity.Token()) {
+			if slices.Contains(c.Expected, h.Entity.Token()) {
 				rank = i + 1
 				break
 			}
@@ -163,15 +165,6 @@ func parseRetrievalCases(name string, r io.Reader) ([]retrievalCase, error) {
 		return nil, assistant.Errorf(assistant.EInvalid, "%s: no queries after the header row", name)
 	}
 	return cases, nil
-}
-
-func containsToken(list []assistant.Token, t assistant.Token) bool {
-	for _, x := range list {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 func round4(f float64) float64 { return float64(int64(f*1e4+0.5)) / 1e4 }

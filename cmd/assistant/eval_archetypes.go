@@ -13,7 +13,7 @@ import (
 // evalArchetypes scores the free-text archetype matcher (D26):
 // `assistant eval archetypes --file F [--json]`.
 func evalArchetypes(ctx context.Context, e env, args []string) error {
-	fs, storeArgs := storeFlagSet(e, "eval archetypes --file F [--json]",
+	fs := commandFlags(e, "eval archetypes --file F [--json]",
 		"Scores the free-text constraint matcher (the one POST /api/assistant/v1/preview and\n"+
 			"the chat's diagnose_constraint use) on a TSV file of vertical<TAB>archetype<TAB>free_text\n"+
 			"with a header row. top1 is the share of rows whose first match is the expected\n"+
@@ -23,7 +23,8 @@ func evalArchetypes(ctx context.Context, e env, args []string) error {
 			"first as serve does.")
 	file := fs.String("file", "", "the TSV file to score (required)")
 	asJSON := fs.Bool("json", false, "print {n, top1, top3} as JSON")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	if *file == "" {
@@ -38,7 +39,7 @@ func evalArchetypes(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *file, err)
 	}
-	db, err := openStoreFromArgs(ctx, e, "eval archetypes", *storeArgs)
+	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // (text, expect) is checked against the knowledge base and reports
 // {n, accuracy}.
 func evalVerify(ctx context.Context, e env, args []string) error {
-	fs, storeArgs := storeFlagSet(e, "eval verify --file F [--json] [--threshold T]",
+	fs := commandFlags(e, "eval verify --file F [--json] [--threshold T]",
 		"Scores the claim verifier that produces the chat's confidence verdicts. A WiCE-format\n"+
 			"JSONL file (claim, evidence[], label; supported counts as verified) reports balanced\n"+
 			"accuracy at the threshold. An in-domain JSONL file (text, expect: verified|not_verified)\n"+
@@ -27,7 +27,8 @@ func evalVerify(ctx context.Context, e env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the figures as one JSON object")
 	threshold := fs.Float64("threshold", verify.DefaultThreshold, "passage coverage needed for verified, 0 to 1")
 	tune := fs.Bool("tune", false, "WiCE only: report the threshold with the best balanced accuracy (for development sets, never for reporting)")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	if *file == "" {
@@ -62,7 +63,7 @@ func evalVerify(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", *file, err)
 		}
-		db, err := openStoreFromArgs(ctx, e, "eval verify", *storeArgs)
+		db, err := openStore(ctx, cfg, e.now)
 		if err != nil {
 			return err
 		}

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/config"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
@@ -30,16 +28,17 @@ func kbCommand(ctx context.Context, e env, args []string) error {
 }
 
 func kbValidate(ctx context.Context, e env, args []string) error {
-	fs, configArgs := storeFlagSet(e, "kb validate [PATH...]",
+	fs := commandFlags(e, "kb validate [PATH...]",
 		"Checks every rule of docs/knowledge-format.md on the knowledge base as serve\npresents it: the embedded corpus, with the entities imported into the\nconfigured database laid over it. With PATHs (as kb import takes them) it checks\nthe knowledge base as it would be after importing them, and changes nothing.")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	incoming, err := readImportPaths(fs.Args())
 	if err != nil {
 		return err
 	}
-	db, err := openStoreFromArgs(ctx, e, "kb validate", *configArgs)
+	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return err
 	}
@@ -64,10 +63,11 @@ func kbValidate(ctx context.Context, e env, args []string) error {
 }
 
 func kbImport(ctx context.Context, e env, args []string) error {
-	fs, configArgs := storeFlagSet(e, "kb import [--archetype IDS] PATH...",
+	fs := commandFlags(e, "kb import [--archetype IDS] PATH...",
 		"Imports entities into the configured database, all or nothing: files are\nvalidated together with the knowledge base they join, and one invalid file\nchanges nothing (the error names the file and field). A PATH is a directory of\n<type>/<slug>.md files (docs/knowledge-format.md), a .md file, a .jsonl file\n(what kb export writes) or a .bib file of papers (abstract becomes the\nsummary; keywords become tags, and archetype ids among them archetypes).\nImported entities survive restarts and upgrades, and replace embedded ones of\nthe same token.")
 	archetypes := fs.String("archetype", "", "comma-separated archetype ids for imported entities that have none")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
@@ -92,7 +92,7 @@ func kbImport(ctx context.Context, e env, args []string) error {
 			incoming[i].Entity.Archetypes = defaults
 		}
 	}
-	db, err := openStoreFromArgs(ctx, e, "kb import", *configArgs)
+	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return err
 	}
@@ -122,10 +122,11 @@ func kbImport(ctx context.Context, e env, args []string) error {
 }
 
 func kbExport(ctx context.Context, e env, args []string) error {
-	fs, configArgs := storeFlagSet(e, "kb export --format jsonl",
+	fs := commandFlags(e, "kb export --format jsonl",
 		"Writes the knowledge base as serve presents it (the embedded corpus with the\nimported entities laid over it) to stdout, one JSON object per entity and\nline, with the keys of docs/knowledge-format.md and an \"origin\" key. kb import\nreads the same format.")
 	format := fs.String("format", "jsonl", "output format; jsonl is the only one")
-	if err := fs.Parse(args); err != nil {
+	cfg, err := parseConfig(e, fs, args)
+	if err != nil {
 		return err
 	}
 	if *format != "jsonl" {
@@ -134,7 +135,7 @@ func kbExport(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	db, err := openStoreFromArgs(ctx, e, "kb export", *configArgs)
+	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return err
 	}
@@ -248,37 +249,4 @@ func validationError(problems []*knowledge.FieldError) error {
 		lines[i] = "  " + p.Error()
 	}
 	return assistant.Errorf(assistant.EInvalid, "%d problems in the knowledge base:\n%s", len(problems), strings.Join(lines, "\n"))
-}
-
-// storeFlagSet returns a flag set for a subcommand that opens the store: it
-// accepts every configuration flag of serve (collected, in order, into the
-// returned slice for loadConfig) next to the subcommand's own flags, and its
-// --help prints about followed by all of them.
-func storeFlagSet(e env, usage, about string) (*flag.FlagSet, *[]string) {
-	name, _, _ := strings.Cut(usage, " [")
-	fs := flag.NewFlagSet("assistant "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprintf(out, "Usage: assistant %s [flags]\n\n%s\n\nFlags:\n", usage, about)
-		fs.PrintDefaults()
-	}
-	var passed []string
-	for _, s := range config.Settings {
-		fs.Func(s.Flag, fmt.Sprintf("%s (env %s, default %q)", s.Help, s.Env, s.Default), func(v string) error {
-			passed = append(passed, "--"+s.Flag+"="+v)
-			return nil
-		})
-	}
-	return fs, &passed
-}
-
-// openStoreFromArgs builds the configuration from the environment and the
-// configuration flags collected by storeFlagSet, and opens the store.
-func openStoreFromArgs(ctx context.Context, e env, name string, configArgs []string) (*sqlite.DB, error) {
-	cfg, err := loadConfig(e, name, configArgs)
-	if err != nil {
-		return nil, err
-	}
-	return openStore(ctx, cfg, e.now)
 }

@@ -94,7 +94,11 @@ func exportTokens(t *testing.T, e env, out *bytes.Buffer) map[string]knowledge.R
 // at every start.
 func syncEmbedded(t *testing.T, e env) {
 	t.Helper()
-	db, err := openStoreFromArgs(context.Background(), e, "test", nil)
+	cfg, err := loadConfig(e, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openStore(context.Background(), cfg, e.now)
 	if err != nil {
 		t.Fatal(err)
 	}

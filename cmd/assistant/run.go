@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -89,31 +90,53 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Every flag has an ASSISTANT_* environment variable.")
 }
 
-// loadConfig parses the subcommand's flags over the environment and
-// refuses positional arguments.
-func loadConfig(e env, name string, args []string) (*config.Config, error) {
-	cfg, rest, err := loadConfigWith(e, name, args, nil)
-	if err == nil && len(rest) > 0 {
-		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+// commandFlags returns the flag set of a subcommand; the subcommand adds
+// its own flags, and parseConfig adds every configuration setting next to
+// them. --help prints the usage line and about, then all the flags.
+func commandFlags(e env, usage, about string) *flag.FlagSet {
+	var name []string // the leading words of usage: "keys create"
+	for _, w := range strings.Fields(usage) {
+		if !commandWord.MatchString(w) {
+			break
+		}
+		name = append(name, w)
+	}
+	fs := flag.NewFlagSet("assistant "+strings.Join(name, " "), flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: assistant %s [flags]\n\n", usage)
+		if about != "" {
+			fmt.Fprintf(fs.Output(), "%s\n\n", about)
+		}
+		fmt.Fprintln(fs.Output(), "Flags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseConfig parses args with fs over the environment: the subcommand's
+// own flags and every configuration setting, in any order with the
+// positional arguments, which stay in fs.Args().
+func parseConfig(e env, fs *flag.FlagSet, args []string) (*config.Config, error) {
+	cfg, err := config.Load(fs, args, e.getenv)
+	if errors.Is(err, config.ErrFlags) {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return cfg, err
 }
 
-// loadConfigWith is loadConfig for subcommands with flags or arguments of
-// their own: define adds the flags, and the positional arguments are
-// returned.
-func loadConfigWith(e env, name string, args []string, define func(fs *flag.FlagSet)) (*config.Config, []string, error) {
-	fs := flag.NewFlagSet("assistant "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if define != nil {
-		define(fs)
+// loadConfig is parseConfig for subcommands with no flags or arguments of
+// their own.
+func loadConfig(e env, name string, args []string) (*config.Config, error) {
+	fs := commandFlags(e, name, "")
+	cfg, err := parseConfig(e, fs, args)
+	if err == nil && fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cfg, err := config.Load(fs, args, e.getenv)
-	if err != nil && !errors.Is(err, flag.ErrHelp) && strings.Contains(err.Error(), "flag") {
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	return cfg, fs.Args(), err
+	return cfg, err
 }
+
+var commandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,7 +110,7 @@ func TestRubric(t *testing.T) {
 			fitting := 0
 			for _, e := range found {
 				for _, a := range e.Archetypes {
-					if contains(c.archetypes, a) {
+					if slices.Contains(c.archetypes, a) {
 						fitting++
 						break
 					}
@@ -129,15 +130,6 @@ func TestRubric(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestGolden keeps one answer per mode from drifting unnoticed; run with

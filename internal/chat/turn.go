@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,7 +116,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	if maxHops <= 0 {
 		maxHops = 6
 	}
-	tools := toolSpecs(s.Diagnoser != nil && contains(persona.Tools, ToolDiagnose))
+	tools := toolSpecs(s.Diagnoser != nil && slices.Contains(persona.Tools, ToolDiagnose))
 	trace := []TraceItem{}
 	var answer string
 	for round := 0; ; round++ {
@@ -302,13 +303,4 @@ func providerError(err error) error {
 		return err
 	}
 	return fmt.Errorf("the model provider failed: %w", err)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -82,6 +82,10 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
 }
 
+// ErrFlags marks a command line the flag set could not parse (an unknown
+// flag, a malformed value): a usage error rather than a bad setting.
+var ErrFlags = errors.New("bad command line")
+
 // Load builds the configuration from getenv and the flags in args. fs may
 // carry the subcommand's own flags too; positional arguments are left in
 // fs.Args(). It returns flag.ErrHelp when args ask for help (the usage is
@@ -104,7 +108,10 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config,
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", ErrFlags, err)
 		}
 		if fs.NArg() == 0 {
 			break

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -113,7 +114,7 @@ func SplitClaims(text string) []Claim {
 			c := Claim{Text: s}
 			for _, m := range tokenPattern.FindAllStringSubmatch(s, -1) {
 				t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
-				if !containsToken(c.Citations, t) {
+				if !slices.Contains(c.Citations, t) {
 					c.Citations = append(c.Citations, t)
 				}
 			}
@@ -136,15 +137,6 @@ var (
 )
 
 func isFactual(s string) bool { return yearPattern.MatchString(s) || factualVerbs.MatchString(s) }
-
-func containsToken(list []assistant.Token, t assistant.Token) bool {
-	for _, x := range list {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
 
 // Check verifies the claims of text. cited holds the entities the answer's
 // tokens resolve to; hits are the entities the turn retrieved, the evidence

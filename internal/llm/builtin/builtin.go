@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ const conversationMethods = "discovery questions to ask a buyer, framing value a
 func (t turn) searchServes(archetype string) bool {
 	for _, s := range t.searches {
 		for _, h := range s.Hits {
-			if strings.HasPrefix(h.Token, "framework:") && containsString(h.Archetypes, archetype) {
+			if strings.HasPrefix(h.Token, "framework:") && slices.Contains(h.Archetypes, archetype) {
 				return true
 			}
 		}
@@ -194,7 +195,7 @@ func (t turn) plan() []llm.ToolCall {
 func (t turn) toRead() []string {
 	var frameworks, support []string
 	addTo := func(list *[]string, tok string, limit int) {
-		if len(*list) < limit && !containsString(*list, tok) {
+		if len(*list) < limit && !slices.Contains(*list, tok) {
 			*list = append(*list, tok)
 		}
 	}
@@ -274,13 +275,4 @@ func (t turn) confident() bool {
 		return t.diagnosis.Band == "high"
 	}
 	return t.diagnosis.Band != "low"
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
