@@ -5,6 +5,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"github.com/constraintlab/assistant/internal/textproc"
 	"slices"
 	"strings"
 	"unicode"
@@ -149,7 +150,7 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	all := stemAll(words(text))
 	content := make([]string, 0, len(all))
 	for _, w := range words(text) {
-		if !stopWords[w] {
+		if !textproc.IsStopWord(w) {
 			content = append(content, stem(w))
 		}
 	}
@@ -200,34 +201,6 @@ func stemAll(ws []string) []string {
 	return out
 }
 
-// stem removes the common English endings well enough to match vocabulary
-// lines against queries: prices, pricing, priced -> pric; leaves, leaving
-// -> leav; companies -> company. It is not a full stemmer (the search index
-// applies Porter's); it only has to treat a vocabulary term and a query
-// word alike.
-func stem(w string) string {
-	if len(w) <= 3 {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:len(w)-1]
-	}
-	for _, suffix := range []string{"ing", "ed"} {
-		if strings.HasSuffix(w, suffix) && len(w)-len(suffix) >= 3 {
-			w = w[:len(w)-len(suffix)]
-			if n := len(w); n >= 2 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
-				w = w[:n-1] // stopping -> stop
-			}
-			break
-		}
-	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
+// stem is the shared Snowball stemmer (internal/textproc); a vocabulary
+// term and a query word are stemmed alike.
+func stem(w string) string { return textproc.Stem(w) }

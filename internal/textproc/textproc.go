@@ -84,7 +84,8 @@ func isAbbreviation(s string) bool {
 		len(strings.ReplaceAll(trimmed, ".", "")) <= 2
 }
 
-// stopWords are function words that say nothing about a topic.
+// stopWords are function words that say nothing about a topic, and the
+// fragments a split at an apostrophe leaves ("don't" -> don, t).
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
@@ -93,7 +94,8 @@ var stopWords = func() map[string]bool {
 	no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that
 	the their theirs them themselves then there these they this those through to too under until up very was we were
 	what when where which while who whom why will with would you your yours yourself yourselves also even ever every
-	much many one get got keep keeps us yet still its may might must shall let lets`) {
+	much many one get got keep keeps us yet still its may might must shall let lets
+	t s d ll re ve m don doesn didn won isn aren wasn weren couldn shouldn wouldn haven hasn hadn`) {
 		m[w] = true
 	}
 	return m
