@@ -3,33 +3,17 @@
 // revoke it, and check that /api/v1/chat then answers 401 for it.
 //
 // Usage: node admin.spec.mjs BASE_URL SETUP_URL SCREENSHOT_PATH
-import { chromium } from "playwright-core";
+import { launch, openPage } from "./chromium.mjs";
 import assert from "node:assert/strict";
 
 const [base, setupURL, screenshot] = process.argv.slice(2);
 assert.ok(base && setupURL, "usage: node admin.spec.mjs BASE_URL SETUP_URL SCREENSHOT_PATH");
 const origin = new URL(base).origin;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  ],
-});
+const browser = await launch();
 let failed = false;
 try {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const outside = [];
-  await page.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin)) return route.continue();
-    outside.push(url);
-    return route.abort();
-  });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
+  const { page, outside, errors } = await openPage(browser, origin);
 
   // First admin through the setup link.
   await page.goto(setupURL);

@@ -4,33 +4,17 @@
 // X-Try-It-Now: 1 and is answered with Cache-Control: no-store (D14).
 //
 // Usage: node docs.spec.mjs BASE_URL SCREENSHOT_PATH
-import { chromium } from "playwright-core";
+import { launch, openPage } from "./chromium.mjs";
 import assert from "node:assert/strict";
 
 const [base, screenshot] = process.argv.slice(2);
 assert.ok(base, "usage: node docs.spec.mjs BASE_URL SCREENSHOT_PATH");
 const origin = new URL(base).origin;
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  ],
-});
+const browser = await launch();
 let failed = false;
 try {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const outside = [];
-  await page.route("**/*", (route) => {
-    const url = route.request().url();
-    if (url.startsWith(origin) || url.startsWith("data:")) return route.continue();
-    outside.push(url);
-    return route.abort();
-  });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
+  const { page, outside, errors } = await openPage(browser, origin);
 
   await page.goto(base + "/api/assistant/docs/", { waitUntil: "networkidle" });
   const op = page.locator("#operations-Knowledge-getKnowledgeStats");
