@@ -13,7 +13,7 @@
 // ANTHROPIC_* environment variables (base URL, API key, auth token,
 // profile, federation, custom headers) nor the SDK's profile files can
 // leak into a request. Retries are the SDK's own (jittered backoff,
-// Retry-After honoured up to MaxRetryWait); an llm.Breaker fails fast once
+// Retry-After honoured up to llm.MaxRetryWait); an llm.Breaker fails fast once
 // the upstream keeps failing.
 package anthropic
 
@@ -22,7 +22,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,39 +32,17 @@ import (
 	"github.com/constraintlab/assistant/internal/llm"
 )
 
-// Defaults applied by New.
+// Defaults applied by New and Complete.
 const (
-	DefaultBaseURL    = "https://api.anthropic.com"
-	DefaultTimeout    = 60 * time.Second
-	DefaultMaxRetries = 2
-	DefaultMaxTokens  = 1024
-	// MaxRetryWait bounds a server-directed wait (Retry-After): a longer
-	// one ends the call at once with llm.ErrUnavailable instead.
-	MaxRetryWait = 20 * time.Second
+	// DefaultBaseURL is the public API, used when no base URL is configured.
+	DefaultBaseURL = "https://api.anthropic.com"
+	// DefaultMaxTokens is max_tokens when a request sets none (the
+	// Messages API requires it).
+	DefaultMaxTokens = 1024
 )
 
-// Config configures a Provider. Model and APIKey are required.
-type Config struct {
-	// BaseURL is ASSISTANT_LLM_BASE_URL (default DefaultBaseURL).
-	BaseURL string
-	// APIKey is ASSISTANT_LLM_API_KEY, sent as x-api-key.
-	APIKey string
-	// Model is ASSISTANT_LLM_MODEL.
-	Model string
-	// HTTPClient sends the requests (default: a new client on
-	// http.DefaultTransport). Its Timeout should be zero: Timeout below
-	// bounds each attempt, streams included.
-	HTTPClient *http.Client
-	// Timeout bounds each attempt, including reading a streamed answer
-	// (default DefaultTimeout).
-	Timeout time.Duration
-	// MaxRetries is how many times the SDK retries a failed attempt
-	// (connection error, attempt timeout, 408, 409, 429, 5xx): 0 means
-	// DefaultMaxRetries, a negative value disables retries.
-	MaxRetries int
-	// Logger receives breaker state changes (default: discarded).
-	Logger *slog.Logger
-}
+// Config configures a Provider: the shared remote-provider settings.
+type Config = llm.RemoteConfig
 
 // Provider is an llm.Provider and llm.Streamer for the Anthropic Messages
 // API. It is safe for concurrent use.
@@ -84,37 +61,12 @@ var (
 // New validates cfg and returns a Provider. Errors wrap llm.ErrMisconfigured
 // and name the ASSISTANT_LLM_* setting at fault.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Model == "" {
-		return nil, fmt.Errorf("%w: anthropic: %s is required", llm.ErrMisconfigured, llm.SettingModel)
+	cfg, err := cfg.Settle("anthropic", DefaultBaseURL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("%w: anthropic: %s is required", llm.ErrMisconfigured, llm.SettingAPIKey)
-	}
-	baseURL, err := llm.BaseURL(cfg.BaseURL, DefaultBaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
-	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("%w: anthropic: negative timeout %s", llm.ErrMisconfigured, cfg.Timeout)
-	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
 	}
 	// anthropic.NewClient would first apply DefaultClientOptions, which
 	// read ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
@@ -124,30 +76,30 @@ func New(cfg Config) (*Provider, error) {
 	// here. WithRequestTimeout also replaces the SDK's max_tokens-derived
 	// non-streaming timeout.
 	svc := anthropic.NewMessageService(
-		option.WithBaseURL(baseURL),
+		option.WithBaseURL(cfg.BaseURL),
 		option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(client),
-		option.WithMaxRetries(retries),
-		option.WithRequestTimeout(timeout),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(cfg.MaxRetries),
+		option.WithRequestTimeout(cfg.Timeout),
 		option.WithMiddleware(capRetryAfter),
 	)
 	return &Provider{
 		model:   cfg.Model,
-		timeout: timeout,
+		timeout: cfg.Timeout,
 		svc:     svc,
-		breaker: llm.NewBreaker("anthropic", logger),
+		breaker: llm.NewBreaker("anthropic", cfg.Logger),
 	}, nil
 }
 
 // capRetryAfter stops the SDK's retry loop, which honours any Retry-After
-// however long, from sleeping longer than MaxRetryWait: such a response is
+// however long, from sleeping longer than llm.MaxRetryWait: such a response is
 // marked x-should-retry: false, so it ends the call with its status.
 func capRetryAfter(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
 	if err != nil || res == nil || res.Header.Get("x-should-retry") != "" {
 		return res, err
 	}
-	if wait, ok := retryAfter(res.Header); ok && wait > MaxRetryWait {
+	if wait, ok := retryAfter(res.Header); ok && wait > llm.MaxRetryWait {
 		res.Header.Set("x-should-retry", "false")
 	}
 	return res, err

@@ -11,7 +11,7 @@
 // chat completion service alone (never openai.NewClient), so no
 // OPENAI_* environment variable (base URL, API key, organization, project,
 // custom headers) can leak into a request. Retries are the SDK's own
-// (jittered backoff, Retry-After honoured up to MaxRetryWait); an
+// (jittered backoff, Retry-After honoured up to llm.MaxRetryWait); an
 // llm.Breaker fails fast once the upstream keeps failing.
 package openai
 
@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -31,40 +30,11 @@ import (
 	"github.com/constraintlab/assistant/internal/llm"
 )
 
-// Defaults applied by New.
-const (
-	DefaultBaseURL    = "https://api.openai.com/v1"
-	DefaultTimeout    = 60 * time.Second
-	DefaultMaxRetries = 2
-	// MaxRetryWait bounds a server-directed wait (Retry-After): a longer
-	// one ends the call at once with llm.ErrUnavailable instead.
-	MaxRetryWait = 20 * time.Second
-)
+// DefaultBaseURL is the public API, used when no base URL is configured.
+const DefaultBaseURL = "https://api.openai.com/v1"
 
-// Config configures a Provider. Only Model is required.
-type Config struct {
-	// BaseURL is ASSISTANT_LLM_BASE_URL, e.g. http://localhost:11434/v1
-	// (default DefaultBaseURL).
-	BaseURL string
-	// APIKey is ASSISTANT_LLM_API_KEY, sent as a bearer token; optional
-	// for local servers.
-	APIKey string
-	// Model is ASSISTANT_LLM_MODEL.
-	Model string
-	// HTTPClient sends the requests (default: a new client on
-	// http.DefaultTransport). Its Timeout should be zero: Timeout below
-	// bounds each attempt, streams included.
-	HTTPClient *http.Client
-	// Timeout bounds each attempt, including reading a streamed answer
-	// (default DefaultTimeout).
-	Timeout time.Duration
-	// MaxRetries is how many times the SDK retries a failed attempt
-	// (connection error, 408, 409, 429, 5xx): 0 means DefaultMaxRetries,
-	// a negative value disables retries.
-	MaxRetries int
-	// Logger receives breaker state changes (default: discarded).
-	Logger *slog.Logger
-}
+// Config configures a Provider: the shared remote-provider settings.
+type Config = llm.RemoteConfig
 
 // Provider is an llm.Provider and llm.Streamer for an OpenAI-compatible
 // Chat Completions server. It is safe for concurrent use.
@@ -83,54 +53,29 @@ var (
 // New validates cfg and returns a Provider. Errors wrap llm.ErrMisconfigured
 // and name the ASSISTANT_LLM_* setting at fault.
 func New(cfg Config) (*Provider, error) {
-	if cfg.Model == "" {
-		return nil, fmt.Errorf("%w: openai: %s is required", llm.ErrMisconfigured, llm.SettingModel)
-	}
-	baseURL, err := llm.BaseURL(cfg.BaseURL, DefaultBaseURL)
+	cfg, err := cfg.Settle("openai", DefaultBaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("%w: openai: negative timeout %s", llm.ErrMisconfigured, cfg.Timeout)
-	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
-		retries = DefaultMaxRetries
-	case retries < 0:
-		retries = 0
-	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+		return nil, err
 	}
 	// openai.NewClient would first apply DefaultClientOptions, which read
 	// OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID,
 	// OPENAI_CUSTOM_HEADERS and more; the service constructor reads nothing
 	// from the environment, so every option is the one given here.
 	opts := []option.RequestOption{
-		option.WithBaseURL(baseURL),
-		option.WithHTTPClient(client),
-		option.WithMaxRetries(retries),
-		option.WithMaxRetryDelay(MaxRetryWait),
-		option.WithRequestTimeout(timeout),
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(cfg.MaxRetries),
+		option.WithMaxRetryDelay(llm.MaxRetryWait),
+		option.WithRequestTimeout(cfg.Timeout),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Provider{
 		model:   cfg.Model,
-		timeout: timeout,
+		timeout: cfg.Timeout,
 		svc:     openai.NewChatCompletionService(opts...),
-		breaker: llm.NewBreaker("openai", logger),
+		breaker: llm.NewBreaker("openai", cfg.Logger),
 	}, nil
 }
 

@@ -1,0 +1,76 @@
+package llm
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// RemoteConfig configures a provider that calls a model over HTTP
+// (internal/llm/openai, internal/llm/anthropic).
+type RemoteConfig struct {
+	// BaseURL is ASSISTANT_LLM_BASE_URL (default: the provider's public
+	// API).
+	BaseURL string
+	// APIKey is ASSISTANT_LLM_API_KEY.
+	APIKey string
+	// Model is ASSISTANT_LLM_MODEL; required.
+	Model string
+	// HTTPClient sends the requests (default: a new client on
+	// http.DefaultTransport). Its Timeout should be zero: Timeout below
+	// bounds each attempt, streams included.
+	HTTPClient *http.Client
+	// Timeout bounds each attempt, including reading a streamed answer
+	// (default DefaultTimeout).
+	Timeout time.Duration
+	// MaxRetries is how many times the SDK retries a failed attempt
+	// (connection error, 408, 409, 429, 5xx): 0 means DefaultMaxRetries, a
+	// negative value disables retries.
+	MaxRetries int
+	// Logger receives breaker state changes (default: discarded).
+	Logger *slog.Logger
+}
+
+// Defaults of RemoteConfig.
+const (
+	DefaultTimeout    = 60 * time.Second
+	DefaultMaxRetries = 2
+	// MaxRetryWait bounds a server-directed wait (Retry-After): a longer
+	// one ends the call at once with ErrUnavailable instead.
+	MaxRetryWait = 20 * time.Second
+)
+
+// Settle validates c for the named provider and returns it with every
+// default filled in: the base URL checked (defaultBaseURL when empty), the
+// timeout, the retry count (0 when retries are disabled), an HTTP client
+// and a logger. Errors wrap ErrMisconfigured and name the setting at fault.
+func (c RemoteConfig) Settle(provider, defaultBaseURL string) (RemoteConfig, error) {
+	if c.Model == "" {
+		return c, fmt.Errorf("%w: %s: %s is required", ErrMisconfigured, provider, SettingModel)
+	}
+	baseURL, err := BaseURL(c.BaseURL, defaultBaseURL)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", provider, err)
+	}
+	c.BaseURL = baseURL
+	switch {
+	case c.Timeout < 0:
+		return c, fmt.Errorf("%w: %s: negative timeout %s", ErrMisconfigured, provider, c.Timeout)
+	case c.Timeout == 0:
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case c.MaxRetries == 0:
+		c.MaxRetries = DefaultMaxRetries
+	case c.MaxRetries < 0:
+		c.MaxRetries = 0
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
