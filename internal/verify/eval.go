@@ -52,11 +52,11 @@ func EvidenceScore(claim string, evidence []string) float64 {
 	terms := uniqueTerms(claim)
 	best := 0.0
 	for i, s := range evidence {
-		if sc := coverage(terms, s); sc > best {
+		if sc := newPassage(s).coverage(terms); sc > best {
 			best = sc
 		}
 		if i > 0 {
-			if sc := coverage(terms, evidence[i-1]+" "+s); sc > best {
+			if sc := newPassage(evidence[i-1] + " " + s).coverage(terms); sc > best {
 				best = sc
 			}
 		}

@@ -160,8 +160,9 @@ func (c *Checker) Check(text string, cited map[assistant.Token]assistant.Entity,
 // CheckClaims verifies already split claims.
 func (c *Checker) CheckClaims(claims []Claim, cited map[assistant.Token]assistant.Entity, hits []assistant.Entity) Confidence {
 	conf := Confidence{Verdicts: []Verdict{}}
+	index := evidenceIndex{}
 	for _, cl := range claims {
-		v := c.checkClaim(cl, cited, hits)
+		v := c.checkClaim(cl, cited, hits, index)
 		conf.Verdicts = append(conf.Verdicts, v)
 		conf.TotalClaims++
 		if v.Status == Verified {
@@ -175,7 +176,7 @@ func (c *Checker) CheckClaims(claims []Claim, cited map[assistant.Token]assistan
 	return conf
 }
 
-func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entity, hits []assistant.Entity) Verdict {
+func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entity, hits []assistant.Entity, index evidenceIndex) Verdict {
 	v := Verdict{Claim: tokenPattern.ReplaceAllString(cl.Text, ""), Citations: []string{}}
 	v.Claim = strings.Join(strings.Fields(v.Claim), " ")
 	v.Claim = strings.ReplaceAll(v.Claim, " .", ".")
@@ -210,9 +211,9 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	best, bestScore, bestEntity := "", 0.0, assistant.Entity{}
 	claimTerms := uniqueTerms(v.Claim)
 	for _, e := range sources {
-		for _, p := range passages(e) {
-			if s := coverage(claimTerms, p); s > bestScore {
-				best, bestScore, bestEntity = p, s, e
+		for _, p := range index.passages(e) {
+			if s := p.coverage(claimTerms); s > bestScore {
+				best, bestScore, bestEntity = p.text, s, e
 			}
 		}
 	}
@@ -271,19 +272,44 @@ func uniqueTerms(s string) []string {
 	return out
 }
 
+// passage is a unit of evidence with its terms.
+type passage struct {
+	text  string
+	terms map[string]bool
+}
+
+func newPassage(text string) passage { return passage{text: text, terms: textproc.TermSet(text)} }
+
 // coverage is the share of the claim's terms found in the passage.
-func coverage(claimTerms []string, passage string) float64 {
+func (p passage) coverage(claimTerms []string) float64 {
 	if len(claimTerms) == 0 {
 		return 0
 	}
-	set := textproc.TermSet(passage)
 	n := 0
 	for _, t := range claimTerms {
-		if set[t] {
+		if p.terms[t] {
 			n++
 		}
 	}
 	return float64(n) / float64(len(claimTerms))
+}
+
+// evidenceIndex analyses each entity's passages once per check, however
+// many claims are held against them.
+type evidenceIndex map[assistant.Token][]passage
+
+func (ix evidenceIndex) passages(e assistant.Entity) []passage {
+	t := e.Token()
+	if ps, ok := ix[t]; ok {
+		return ps
+	}
+	texts := passages(e)
+	ps := make([]passage, len(texts))
+	for i, text := range texts {
+		ps[i] = newPassage(text)
+	}
+	ix[t] = ps
+	return ps
 }
 
 func snippet(s string) string {
