@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 // compose writes the answer in the persona's sections from what the tools
@@ -54,8 +55,8 @@ func idea(e chat.EntityResult, i int) string {
 }
 
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i+1]
+	if sentences := textproc.Sentences(s); len(sentences) > 0 {
+		return sentences[0]
 	}
 	return s
 }
