@@ -97,10 +97,11 @@ type Claim struct {
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
-// SplitClaims splits an answer into claims: every sentence or list item
-// that cites an entity, and every uncited sentence that states a fact (a
-// year, or a verb of attribution such as "published" or "found").
-// Headings, questions and short fragments are not claims.
+// SplitClaims splits an answer into claims: every assertive sentence or
+// list item, cited or not (D29): an uncited sentence of advice is a claim
+// too, checked against the knowledge the turn retrieved. Headings,
+// questions, lead-ins that end with a colon and fragments of fewer than
+// four words are not claims.
 func SplitClaims(text string) []Claim {
 	var claims []Claim
 	for _, line := range strings.Split(text, "\n") {
@@ -119,24 +120,17 @@ func SplitClaims(text string) []Claim {
 				}
 			}
 			bare := strings.TrimSpace(tokenPattern.ReplaceAllString(s, ""))
-			words := len(textproc.Words(bare))
-			switch {
-			case words < 4 || strings.HasSuffix(bare, "?") || strings.HasSuffix(bare, ":"):
+			end := strings.TrimRight(bare, "\"'”’)")
+			if len(textproc.Words(bare)) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
 				continue
-			case len(c.Citations) > 0 || isFactual(bare):
-				claims = append(claims, c)
 			}
+			claims = append(claims, c)
 		}
 	}
 	return claims
 }
 
-var (
-	yearPattern  = regexp.MustCompile(`\b(1[5-9]\d\d|20\d\d)\b`)
-	factualVerbs = regexp.MustCompile(`(?i)\b(published|wrote|written|introduced|coined|proposed|founded|invented|showed|shown|found|argued|described|developed|created|reported)\b`)
-)
-
-func isFactual(s string) bool { return yearPattern.MatchString(s) || factualVerbs.MatchString(s) }
+var yearPattern = regexp.MustCompile(`\b(1[5-9]\d\d|20\d\d)\b`)
 
 // Check verifies the claims of text. cited holds the entities the answer's
 // tokens resolve to; hits are the entities the turn retrieved, the evidence

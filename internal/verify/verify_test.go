@@ -79,13 +79,13 @@ func TestLevels(t *testing.T) {
 func TestSplitClaims(t *testing.T) {
 	text := "## The constraint\nYour bottleneck is the packing station [framework:theory-of-constraints].\n" +
 		"- Measure throughput daily [framework:drum-buffer-rope] and lead time [paper:little-1961-queuing-formula].\n" +
-		"What do you think?\nLet's talk.\nLittle published the proof in 1961."
+		"What do you think?\nLet's talk.\nLittle published the proof in 1961.\nAsk the buyer \"what would change?\"\nMeasure it every week from now on."
 	claims := verify.SplitClaims(text)
 	var got []string
 	for _, c := range claims {
 		got = append(got, c.Text)
 	}
-	if len(claims) != 3 || len(claims[1].Citations) != 2 {
+	if len(claims) != 4 || len(claims[1].Citations) != 2 {
 		t.Errorf("claims = %q", got)
 	}
 }
