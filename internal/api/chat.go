@@ -12,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 )
@@ -27,6 +28,8 @@ type chatRequest struct {
 	History []chat.HistoryItem `json:"history,omitempty" maxItems:"50" doc:"Earlier turns, oldest first, at most 50."`
 	Mode    string             `json:"mode,omitempty" enum:"operator,customer,support,success" default:"operator" doc:"The persona: operator (default), customer, support or success."`
 	Source  string             `json:"source,omitempty" maxLength:"200" doc:"A label of the calling integration; recorded with usage, never changes the answer."`
+	// Vertical is D28: the caller's industry.
+	Vertical string `json:"vertical,omitempty" example:"saas" doc:"Optional: the business's industry, a vertical id from GET /api/assistant/v1/catalog (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education). The answer then uses that industry's words. Absent, the assistant infers the industry only on clear evidence and otherwise answers in neutral words. An unknown id is a 400 whose detail lists the allowed ids."`
 }
 
 type chatInput struct {
@@ -67,8 +70,14 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 	if note != nil {
 		note.Mode, note.Source = mode, in.Body.Source
 	}
+	if in.Body.Vertical != "" {
+		// Checked before any streaming starts, so it is an ordinary 400.
+		if err := assistant.CheckVertical(in.Body.Vertical); err != nil {
+			return nil, s.chatProblem(ctx, err)
+		}
+	}
 	req := chat.Request{Message: strings.TrimSpace(in.Body.Message), History: in.Body.History, Mode: mode,
-		Source: in.Body.Source, Workspace: key.Workspace, KeyID: key.ID, Endpoint: "POST /api/v1/chat"}
+		Vertical: in.Body.Vertical, Source: in.Body.Source, Workspace: key.Workspace, KeyID: key.ID, Endpoint: "POST /api/v1/chat"}
 
 	if !wantsStream(in.Accept) {
 		resp, err := s.Chat.Run(ctx, req, nil)

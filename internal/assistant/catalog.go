@@ -1,6 +1,9 @@
 package assistant
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The archetype and vertical ids of spec/catalog.md. They are part of the
 // public interface and fixed; their names, descriptions and the rest of the
@@ -26,3 +29,12 @@ func IsArchetype(id string) bool { return slices.Contains(ArchetypeIDs, id) }
 
 // IsVertical reports whether id is a catalog vertical id.
 func IsVertical(id string) bool { return slices.Contains(VerticalIDs, id) }
+
+// CheckVertical returns nil for a catalog vertical id and otherwise an
+// EInvalid error whose message lists the allowed ids.
+func CheckVertical(id string) error {
+	if IsVertical(id) {
+		return nil
+	}
+	return Errorf(EInvalid, "Unknown vertical %q. Allowed values: %s.", id, strings.Join(VerticalIDs, ", "))
+}

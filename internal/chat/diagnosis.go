@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -63,18 +64,25 @@ func (a *DiagnosisAdapter) ArchetypeDescription(id string) string {
 	return ""
 }
 
-// Plan implements Diagnoser with the archetype preview in the vertical's
-// terms.
+// Plan implements Diagnoser with the framework applications in the
+// vertical's terms, or in neutral words when the vertical is unknown; the
+// metrics are the vertical's own for the archetype first, then the
+// archetype's.
 func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID string) (Plan, error) {
-	p, err := a.D.Preview(ctx, diagnose.PreviewRequest{Vertical: vertical, ArchetypeID: archetypeID})
+	apps, citations, err := a.D.Applications(vertical, archetypeID)
 	if err != nil {
 		return Plan{}, err
 	}
-	plan := Plan{Citations: p.Citations}
-	if c := a.D.Content().Archetypes[archetypeID]; c != nil {
-		plan.Metrics = c.Metrics
+	plan := Plan{Citations: citations}
+	if v := a.D.Content().Verticals[vertical]; v != nil {
+		for _, m := range v.Archetypes[archetypeID].Metrics {
+			plan.Metrics = append(plan.Metrics, capitalise(m))
+		}
 	}
-	for _, app := range p.Applications {
+	if c := a.D.Content().Archetypes[archetypeID]; c != nil {
+		plan.Metrics = append(plan.Metrics, c.Metrics...)
+	}
+	for _, app := range apps {
 		item := DiagnoseApplying{Token: app.Framework.String(), Application: app.Application,
 			FirstSteps: app.FirstSteps, Metrics: app.Metrics, Supporting: []string{}}
 		for _, s := range app.Supporting {
@@ -86,7 +94,8 @@ func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID strin
 }
 
 // GuessVertical implements Diagnoser: the vertical whose own words the
-// text uses most, or "" when none or a tie.
+// text uses, when the evidence is clear (only one vertical's words, or at
+// least twice as many of one vertical's as of any other); otherwise "".
 func (a *DiagnosisAdapter) GuessVertical(text string) string {
 	count := map[string]int{}
 	for _, t := range textproc.Terms(text) {
@@ -103,8 +112,20 @@ func (a *DiagnosisAdapter) GuessVertical(text string) string {
 		list = append(list, vc{v, n})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || (list[i].n == list[j].n && list[i].v < list[j].v) })
-	if len(list) == 0 || (len(list) > 1 && list[0].n == list[1].n) {
+	switch {
+	case len(list) == 0:
 		return ""
+	case len(list) == 1:
+		return list[0].v
+	case list[0].n >= 2 && list[0].n >= 2*list[1].n:
+		return list[0].v // clearly dominant
 	}
-	return list[0].v
+	return "" // mixed evidence: neutral words are better than a wrong industry's
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -55,11 +55,15 @@ func LoadPersonas() (map[string]Persona, error) {
 }
 
 // SystemPrompt is the instruction given to the model for this persona. Its
-// first line names the mode so that any model, the builtin one included,
-// can plan by it.
-func (p Persona) SystemPrompt() string {
+// first line names the mode, and the second the caller's vertical when
+// there is one, so that any model, the builtin one included, can plan by
+// them.
+func (p Persona) SystemPrompt(vertical string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s\n", p.Mode)
+	if vertical != "" {
+		fmt.Fprintf(&b, "vertical: %s\n", vertical)
+	}
 	fmt.Fprintf(&b, "You are the %s persona of a business assistant grounded in a curated knowledge base of frameworks, papers and essays.\n", p.Name)
 	fmt.Fprintf(&b, "Goal: %s\nAudience: %s\nTone: %s\n", p.Goal, p.Audience, p.Tone)
 	fmt.Fprintf(&b, "When the question leaves it open, ask about: %s.\nYou recommend: %s.\n", p.Asks, p.Recommends)
@@ -67,5 +71,16 @@ func (p Persona) SystemPrompt() string {
 	fmt.Fprintf(&b, "Answer in Markdown with these sections, each a '## ' heading, in order: %s.\n", strings.Join(p.Sections, "; "))
 	b.WriteString("Cite every claim that comes from the knowledge base with its token exactly as the tools return it, in square brackets, e.g. [framework:theory-of-constraints]. ")
 	b.WriteString("Cite only tokens that a tool returned in this conversation; never invent one. Be specific to the question: name the constraint, the first step and the number to watch.\n")
+	if vertical != "" {
+		fmt.Fprintf(&b, "The user's business is in the %s vertical: pass it to diagnose_constraint and use that industry's words.\n", vertical)
+	} else {
+		b.WriteString("If the user's industry is not clear, use neutral words; never another industry's vocabulary.\n")
+	}
+	b.WriteString("Scope: you answer questions about running a business (operations, sales, pricing, cash, hiring, support, customer success) and about the knowledge the tools return. ")
+	b.WriteString("If the question is outside that (trivia, recipes, weather, coding, personal matters, small talk), or search_knowledge reports low coverage and nothing it returned fits, decline in one or two sentences in your persona's voice, say what you can help with, and cite nothing. ")
+	b.WriteString("If the match is weak, say what you are unsure of. Every sentence you assert is checked against the knowledge the tools returned; do not state what they do not support.\n")
+	if p.Mode == "support" {
+		b.WriteString("For questions about how to use the user's own product, answer only from entities the tools return (a workspace can import its help articles with `assistant kb import`); otherwise say so.\n")
+	}
 	return b.String()
 }

@@ -42,6 +42,12 @@ type SearchHit struct {
 type SearchResult struct {
 	Query string      `json:"query"`
 	Hits  []SearchHit `json:"hits"`
+	// Coverage is the share of the query's content words that the hits'
+	// text contains, 0 to 1: how much of the question the knowledge base
+	// speaks to (low for trivia, recipes and small talk).
+	Coverage float64 `json:"coverage"`
+	// Missing lists the query's content words that no hit contains.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // EntityArgs are the arguments of get_entity.
@@ -128,6 +134,9 @@ type toolbox struct {
 	// order, with the best retrieval relevance seen.
 	retrieved map[assistant.Token]*retrievedEntity
 	order     []assistant.Token
+	// vertical is the request's vertical ("" when the caller gave none).
+	vertical string
+	termSets map[assistant.Token]map[string]bool
 }
 
 type retrievedEntity struct {
@@ -214,6 +223,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel)})
 		names = append(names, h.Entity.Token().String())
 	}
+	res.Coverage, res.Missing = coverage(a.Query, hits, tb.terms)
 	summary := fmt.Sprintf("%d results", len(hits))
 	if len(names) > 0 {
 		summary += ": " + strings.Join(names[:min(3, len(names))], ", ")
@@ -222,7 +232,61 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	if q.Type != "" {
 		input += " type=" + string(q.Type)
 	}
+	if len(hits) > 0 {
+		summary += fmt.Sprintf(" (coverage %.2f)", res.Coverage)
+	}
 	return encode(res), input, summary, nil
+}
+
+// coverage measures how much of a query the hits speak to: the share of
+// its content words (stemmed, stop words dropped) found in the text of at
+// least one hit, and the words found in none. terms caches the analysed
+// text of each entity for the turn.
+func coverage(query string, hits []assistant.SearchResult, terms func(assistant.Entity) map[string]bool) (float64, []string) {
+	var words []string
+	seen := map[string]bool{}
+	for _, w := range textproc.Words(query) {
+		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !seen[st] {
+			seen[st] = true
+			words = append(words, w)
+		}
+	}
+	if len(words) == 0 {
+		return 0, nil
+	}
+	var missing []string
+	for _, w := range words {
+		found := false
+		for _, h := range hits {
+			if terms(h.Entity)[textproc.Stem(w)] {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, w)
+		}
+	}
+	return round3(float64(len(words)-len(missing)) / float64(len(words))), missing
+}
+
+// terms returns the stems of everything an entity says, analysed once per
+// turn.
+func (tb *toolbox) terms(e assistant.Entity) map[string]bool {
+	t := e.Token()
+	if set, ok := tb.termSets[t]; ok {
+		return set
+	}
+	parts := []string{e.Title, e.Summary, strings.Join(e.Tags, " ")}
+	for _, list := range [][]string{e.KeyIdeas, e.WhenToUse, e.Pitfalls} {
+		parts = append(parts, strings.Join(list, " "))
+	}
+	set := textproc.TermSet(strings.Join(parts, " "))
+	if tb.termSets == nil {
+		tb.termSets = map[assistant.Token]map[string]bool{}
+	}
+	tb.termSets[t] = set
+	return set
 }
 
 func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {
@@ -249,8 +313,13 @@ func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, st
 }
 
 func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string, string, error) {
-	vertical := strings.TrimSpace(a.Vertical)
-	if !assistant.IsVertical(vertical) {
+	// The caller's vertical wins; then the model's, if it is a real one;
+	// then a guess from the description, made only on clear evidence.
+	vertical := tb.vertical
+	if vertical == "" && assistant.IsVertical(strings.TrimSpace(a.Vertical)) {
+		vertical = strings.TrimSpace(a.Vertical)
+	}
+	if vertical == "" {
 		vertical = tb.s.Diagnoser.GuessVertical(a.Description)
 	}
 	input := fmt.Sprintf("description=%q", clip(a.Description, 120))
@@ -270,11 +339,7 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 			Description: tb.s.Diagnoser.ArchetypeDescription(m.ArchetypeID), Probability: round3(m.Probability), Evidence: m.Evidence})
 	}
 	if len(g.Matches) > 0 {
-		planVertical := vertical
-		if planVertical == "" {
-			planVertical = defaultVertical
-		}
-		plan, err := tb.s.Diagnoser.Plan(ctx, planVertical, g.Matches[0].ArchetypeID)
+		plan, err := tb.s.Diagnoser.Plan(ctx, vertical, g.Matches[0].ArchetypeID)
 		if err != nil {
 			return "", "", "", err
 		}
@@ -303,9 +368,10 @@ type Diagnoser interface {
 	Diagnose(ctx context.Context, text, vertical string) (diagnose.Diagnosis, error)
 	ArchetypeDescription(id string) string
 	// Plan returns the framework applications of an archetype in a
-	// vertical's terms, its metrics, and every token they cite.
+	// vertical's terms (neutral words when vertical is ""), its metrics,
+	// and every token they cite.
 	Plan(ctx context.Context, vertical, archetypeID string) (Plan, error)
-	// GuessVertical names the vertical a text is about, or "".
+	// GuessVertical names the vertical a text is clearly about, or "".
 	GuessVertical(text string) string
 }
 
@@ -315,10 +381,6 @@ type Plan struct {
 	Applications []DiagnoseApplying
 	Citations    []assistant.Token
 }
-
-// defaultVertical is used for the preview when the vertical cannot be told
-// from the conversation: its vocabulary is the most general.
-const defaultVertical = "professional-services"
 
 func firstSentences(s string, n int) string {
 	parts := textproc.Sentences(s)

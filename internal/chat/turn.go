@@ -45,9 +45,12 @@ type Service struct {
 
 // Request is one turn as the API received it, validated.
 type Request struct {
-	Message   string
-	History   []HistoryItem
-	Mode      string
+	Message string
+	History []HistoryItem
+	Mode    string
+	// Vertical is the caller's industry, a catalog vertical id, or "" to
+	// let the diagnosis infer it on clear evidence (D28).
+	Vertical  string
 	Source    string
 	Workspace string
 	KeyID     string
@@ -105,8 +108,13 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	if !ok {
 		return Response{}, assistant.Errorf(assistant.EInvalid, "unknown mode %q; use one of %s", req.Mode, strings.Join(Modes, ", "))
 	}
-	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}}
-	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt()}}
+	if req.Vertical != "" {
+		if err := assistant.CheckVertical(req.Vertical); err != nil {
+			return Response{}, err
+		}
+	}
+	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical}
+	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
 	}
@@ -226,12 +234,10 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	})
 	clean = tidy(clean)
 
+	// rag_hits are the knowledge the answer used: the entities it cites.
+	// An answer that cites nothing (a declined question) used none.
 	out := Response{Response: clean, Confidence: conf, RagHits: []RagHit{}}
-	used := cited
-	if len(used) == 0 {
-		used = tb.order[:min(3, len(tb.order))]
-	}
-	for _, t := range used {
+	for _, t := range cited {
 		e, ok := found[t]
 		score := 0.0
 		if r, seen := tb.retrieved[t]; seen {

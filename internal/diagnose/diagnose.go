@@ -220,9 +220,7 @@ func softmax(sc []scored, temperature float64) []float64 {
 
 func round4(f float64) float64 { return math.Round(f*1e4) / 1e4 }
 
-func unknownVertical(v string) error {
-	return assistant.Errorf(assistant.EInvalid, "Unknown vertical %q. Allowed values: %s.", v, strings.Join(assistant.VerticalIDs, ", "))
-}
+func unknownVertical(v string) error { return assistant.CheckVertical(v) }
 
 func unknownArchetype(a string) error {
 	return assistant.Errorf(assistant.EInvalid, "Unknown archetype_id %q. Allowed values: %s.", a, strings.Join(assistant.ArchetypeIDs, ", "))

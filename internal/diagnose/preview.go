@@ -79,17 +79,9 @@ func (d *Diagnoser) Preview(ctx context.Context, req PreviewRequest) (*Preview, 
 		p.Alternatives = slices.Clone(g.Matches[1 : 1+MaxAlternatives])
 	}
 	p.Archetype = d.archetypes[archetype]
-	p.Applications = d.compose(archetype, req.Vertical)
-	seen := map[assistant.Token]bool{}
-	for _, app := range p.Applications {
-		for _, t := range append([]assistant.Token{app.Framework}, app.Supporting...) {
-			if !seen[t] {
-				seen[t] = true
-				p.Citations = append(p.Citations, t)
-			}
-		}
-	}
-	return p, nil
+	var err error
+	p.Applications, p.Citations, err = d.Applications(req.Vertical, archetype)
+	return p, err
 }
 
 // compose builds the applications of an archetype for a vertical: the
@@ -99,7 +91,10 @@ func (d *Diagnoser) Preview(ctx context.Context, req PreviewRequest) (*Preview, 
 // preview differs in substance and not only in words.
 func (d *Diagnoser) compose(archetype, vertical string) []Application {
 	a := d.content.Archetypes[archetype]
-	v := d.content.Verticals[vertical]
+	v, ok := d.content.Verticals[vertical]
+	if !ok {
+		v = neutralVertical
+	}
 	va := v.Archetypes[archetype]
 	apps := make([]Application, 0, len(a.Applications))
 	for i, fa := range a.Applications {
@@ -111,18 +106,24 @@ func (d *Diagnoser) compose(archetype, vertical string) []Application {
 		// First steps: the framework's first step, then this vertical's
 		// move for the archetype (a different one for each application,
 		// in turn), then the framework's remaining steps.
-		move := va.Moves[i%len(va.Moves)]
-		app.FirstSteps = append(app.FirstSteps, v.fill(fa.Steps[0]), move)
+		app.FirstSteps = append(app.FirstSteps, v.fill(fa.Steps[0]))
+		if len(va.Moves) > 0 {
+			app.FirstSteps = append(app.FirstSteps, va.Moves[i%len(va.Moves)])
+		}
 		for _, s := range fa.Steps[1:] {
 			app.FirstSteps = append(app.FirstSteps, v.fill(s))
 		}
 		// Metrics: the vertical's metric for the archetype first, then the
 		// framework's, then the vertical's next one.
-		app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[i%len(va.Metrics)]))
+		if n := len(va.Metrics); n > 0 {
+			app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[i%n]))
+		}
 		for _, m := range fa.Metrics {
 			app.Metrics = appendNew(app.Metrics, capitalise(v.fill(m)))
 		}
-		app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[(i+1)%len(va.Metrics)]))
+		if n := len(va.Metrics); n > 0 {
+			app.Metrics = appendNew(app.Metrics, capitalise(va.Metrics[(i+1)%n]))
+		}
 		for _, s := range fa.Supporting {
 			t, _ := assistant.ParseToken(s) // checked by New
 			app.Supporting = append(app.Supporting, t)
@@ -131,6 +132,38 @@ func (d *Diagnoser) compose(archetype, vertical string) []Application {
 	}
 	return apps
 }
+
+// Applications composes the framework applications of an archetype in a
+// vertical's terms, and every token they cite. An empty vertical means the
+// industry is not known: the applications are then written in neutral
+// words that belong to no industry, without any vertical's own moves or
+// metrics (D28).
+func (d *Diagnoser) Applications(vertical, archetype string) ([]Application, []assistant.Token, error) {
+	if _, ok := d.archetypes[archetype]; !ok {
+		return nil, nil, unknownArchetype(archetype)
+	}
+	if _, ok := d.verticals[vertical]; vertical != "" && !ok {
+		return nil, nil, unknownVertical(vertical)
+	}
+	apps := d.compose(archetype, vertical)
+	var citations []assistant.Token
+	for _, app := range apps {
+		for _, t := range append([]assistant.Token{app.Framework}, app.Supporting...) {
+			if !slices.Contains(citations, t) {
+				citations = append(citations, t)
+			}
+		}
+	}
+	return apps, citations, nil
+}
+
+// neutralVertical fills the placeholders when the industry is unknown.
+var neutralVertical = &VerticalContent{Vocabulary: map[string]string{
+	"customer": "customer", "customers": "customers", "offer": "product or service",
+	"sale": "sale", "sales": "sales", "lead": "lead", "leads": "leads",
+	"unit": "job", "units": "jobs", "team": "team", "bottleneck": "busiest step",
+	"channel": "main channel", "repeat": "repeat purchase",
+}}
 
 func appendNew(list []string, s string) []string {
 	if slices.Contains(list, s) {
