@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -36,6 +37,9 @@ type SearchHit struct {
 	Summary    string   `json:"summary"`
 	Archetypes []string `json:"archetypes"`
 	Score      float64  `json:"score"`
+	// Imported is true for the workspace's own knowledge (kb import),
+	// such as the product's help articles.
+	Imported bool `json:"imported,omitempty"`
 }
 
 // SearchResult is the result of search_knowledge.
@@ -48,6 +52,9 @@ type SearchResult struct {
 	Coverage float64 `json:"coverage"`
 	// Missing lists the query's content words that no hit contains.
 	Missing []string `json:"missing,omitempty"`
+	// Scope is whether the user's question (not this query) is one the
+	// knowledge base can answer (D29).
+	Scope Scope `json:"scope"`
 }
 
 // EntityArgs are the arguments of get_entity.
@@ -136,6 +143,12 @@ type toolbox struct {
 	order     []assistant.Token
 	// vertical is the request's vertical ("" when the caller gave none).
 	vertical string
+	// scope is the turn's question assessed against the scope rule.
+	scope Scope
+	// applied holds, per framework, the catalog's application of it to
+	// the constraint the turn diagnosed: the application text, first steps
+	// and metrics.
+	applied  map[assistant.Token][]string
 	termSets map[assistant.Token]map[string]bool
 }
 
@@ -207,7 +220,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	if err != nil {
 		return "", "", "", err
 	}
-	res := SearchResult{Query: a.Query, Hits: []SearchHit{}}
+	res := SearchResult{Query: a.Query, Hits: []SearchHit{}, Scope: tb.scope}
 	top := 0.0
 	if len(hits) > 0 {
 		top = hits[0].Score
@@ -220,7 +233,8 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 		}
 		tb.remember(h.Entity, rel)
 		res.Hits = append(res.Hits, SearchHit{Token: h.Entity.Token().String(), Title: h.Entity.Title,
-			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel)})
+			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel),
+			Imported: h.Entity.Origin == assistant.OriginImported})
 		names = append(names, h.Entity.Token().String())
 	}
 	res.Coverage, res.Missing = coverage(a.Query, hits, tb.terms)
@@ -234,6 +248,9 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	}
 	if len(hits) > 0 {
 		summary += fmt.Sprintf(" (coverage %.2f)", res.Coverage)
+	}
+	if !tb.scope.InScope {
+		summary += "; the question is out of scope"
 	}
 	return encode(res), input, summary, nil
 }
@@ -268,6 +285,19 @@ func coverage(query string, hits []assistant.SearchResult, terms func(assistant.
 		}
 	}
 	return round3(float64(len(words)-len(missing)) / float64(len(words))), missing
+}
+
+// withApplications returns e with the catalog's application of it to the
+// diagnosed constraint added to its key ideas, when the turn diagnosed
+// one: the evidence a claim about the framework as applied is held
+// against.
+func (tb *toolbox) withApplications(e assistant.Entity) assistant.Entity {
+	extra := tb.applied[e.Token()]
+	if len(extra) == 0 {
+		return e
+	}
+	e.KeyIdeas = append(slices.Clone(e.KeyIdeas), extra...)
+	return e
 }
 
 // terms returns the stems of everything an entity says, analysed once per
@@ -357,6 +387,24 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 			if e, ok := found[t]; ok {
 				tb.remember(e, 0.9)
 			}
+		}
+		// The catalog's application of each framework to the diagnosed
+		// constraint is knowledge this turn retrieved: the verifier may
+		// hold advice that follows it against it (see applied).
+		for i, app := range res.Applications {
+			t, err := assistant.ParseToken(app.Token)
+			if err != nil {
+				continue
+			}
+			passages := append([]string{app.Application}, app.FirstSteps...)
+			passages = append(passages, app.Metrics...)
+			if i == 0 {
+				passages = append(passages, res.Metrics...)
+			}
+			if tb.applied == nil {
+				tb.applied = map[assistant.Token][]string{}
+			}
+			tb.applied[t] = append(tb.applied[t], passages...)
 		}
 	}
 	return encode(res), input, g.Summary(), nil

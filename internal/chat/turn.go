@@ -113,7 +113,13 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			return Response{}, err
 		}
 	}
-	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical}
+	var earlier []string
+	for _, h := range req.History {
+		if h.Role == llm.RoleUser {
+			earlier = append(earlier, h.Content)
+		}
+	}
+	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical, scope: AssessScope(req.Message, earlier)}
 	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
@@ -217,14 +223,23 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 			cited = append(cited, t)
 		}
 	}
+	// The evidence: what the tools returned this turn (none when the
+	// question is out of scope, D29: the knowledge found does not bear on
+	// it), with the catalog's application of each diagnosed framework.
 	var hits []assistant.Entity
-	for _, t := range tb.order {
-		hits = append(hits, tb.retrieved[t].entity)
+	if tb.scope.InScope {
+		for _, t := range tb.order {
+			hits = append(hits, tb.withApplications(tb.retrieved[t].entity))
+		}
+	}
+	evidence := make(map[assistant.Token]assistant.Entity, len(found))
+	for t, e := range found {
+		evidence[t] = tb.withApplications(e)
 	}
 	// The verifier sees the original text, so a claim carrying an
 	// invented token is judged unsupported; the client never sees the
 	// token.
-	conf := s.Checker.Check(answer, found, hits)
+	conf := s.Checker.Check(answer, evidence, hits)
 	clean := citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
 		m := citationToken.FindStringSubmatch(tok)
 		if _, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]; ok {

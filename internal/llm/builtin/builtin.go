@@ -6,18 +6,27 @@
 // deterministic: the same conversation always gets the same answer.
 //
 // Planning, by round:
-//  1. operator: diagnose_constraint on the situation, and search_knowledge;
-//     other personas: search_knowledge with the persona's angle;
-//  2. get_entity on the two or three most useful entities found;
-//  3. the answer.
+//  1. search_knowledge on the situation (with the persona's angle) and
+//     diagnose_constraint, in the persona's order;
+//  2. when the search says the question is out of scope (D29), nothing
+//     more: the answer declines. Otherwise get_entity on the entities that
+//     best match the question (an imported entity that is the top hit
+//     leads; a confident diagnosis adds its frameworks), and for the
+//     customer persona a second search for the methods of a sales
+//     conversation;
+//  3. the answer: what the question asked, in its own terms, from the
+//     sentences of the entities read that best match it, shaped by the
+//     persona's way of thinking about the situation (situation.go), and
+//     aware of the conversation so far (what was tried, what was already
+//     said).
 package builtin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/chat"
@@ -37,8 +46,10 @@ func (*Provider) Name() string { return "builtin" }
 // turn is what the builtin model reads of a conversation.
 type turn struct {
 	mode      string
+	vertical  string   // the caller's vertical, "" when not given
 	question  string   // the last user message
 	earlier   []string // earlier user messages, oldest first
+	previous  []string // earlier assistant answers, oldest first
 	searches  []chat.SearchResult
 	entities  []chat.EntityResult
 	diagnosis *chat.DiagnoseResult
@@ -55,8 +66,13 @@ func read(req llm.Request) turn {
 	for i, m := range req.Messages {
 		switch m.Role {
 		case llm.RoleSystem:
-			if first, _, _ := strings.Cut(m.Content, "\n"); strings.HasPrefix(first, "mode: ") {
-				t.mode = strings.TrimSpace(strings.TrimPrefix(first, "mode: "))
+			for _, line := range strings.Split(m.Content, "\n")[:2] {
+				if v, ok := strings.CutPrefix(line, "mode: "); ok {
+					t.mode = strings.TrimSpace(v)
+				}
+				if v, ok := strings.CutPrefix(line, "vertical: "); ok {
+					t.vertical = strings.TrimSpace(v)
+				}
 			}
 		case llm.RoleUser:
 			lastUser = i
@@ -66,6 +82,8 @@ func read(req llm.Request) turn {
 		switch {
 		case m.Role == llm.RoleUser && i < lastUser:
 			t.earlier = append(t.earlier, m.Content)
+		case m.Role == llm.RoleAssistant && i < lastUser:
+			t.previous = append(t.previous, m.Content)
 		case m.Role == llm.RoleUser && i == lastUser:
 			t.question = m.Content
 		case m.Role == llm.RoleAssistant && i > lastUser:
@@ -107,9 +125,15 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // situation is the text the tools should work on: the question, with the
 // earlier user turns when the question leans on them ("and what should I
-// measure?").
+// measure?", "we tried that, now what?"). A question in another language
+// is searched by the business words understood in it.
 func (t turn) situation() string {
 	q := strings.TrimSpace(t.question)
+	if !textproc.IsEnglish(q) {
+		if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
+			q = strings.Join(words, " ")
+		}
+	}
 	if len(textproc.Terms(q)) < 8 && len(t.earlier) > 0 {
 		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q)
 	}
@@ -128,19 +152,6 @@ var personaAngle = map[string]string{
 // methods of a sales conversation, whatever the product.
 const conversationMethods = "discovery questions to ask a buyer, framing value and handling objections in a sales conversation"
 
-// searchServes reports whether any framework the search found serves the
-// archetype.
-func (t turn) searchServes(archetype string) bool {
-	for _, s := range t.searches {
-		for _, h := range s.Hits {
-			if strings.HasPrefix(h.Token, "framework:") && slices.Contains(h.Archetypes, archetype) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // diagnoseFirst says whether the persona diagnoses the constraint before
 // searching (operator, success) or after (customer, support), as its tool
 // order in personas.yaml says.
@@ -155,123 +166,160 @@ func (t turn) plan() []llm.ToolCall {
 	if !t.canCall[chat.ToolSearch] {
 		return nil // out of tool budget: answer with what there is
 	}
-	if len(t.searches) == 0 && t.diagnosis == nil {
-		search := call(chat.ToolSearch, chat.SearchArgs{Query: t.situation() + personaAngle[t.mode], Limit: 6})
-		calls := []llm.ToolCall{search}
-		if t.mode == "customer" {
-			// A talk track also needs the methods of the conversation itself.
-			calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4}))
+	if len(t.searches) == 0 {
+		// The persona's reading of the situation (the buyer's stage, the
+		// account's state, the kind of problem) sharpens the search.
+		query := t.situation() + personaAngle[t.mode]
+		if st := t.stage(); st.terms != "" {
+			query += " " + st.terms
 		}
-		if !t.canCall[chat.ToolDiagnose] {
+		calls := []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: query, Limit: 6})}
+		if !t.canCall[chat.ToolDiagnose] || t.diagnosis != nil {
 			return calls
 		}
-		diagnosis := call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation()})
+		diagnosis := call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation(), Vertical: t.vertical})
 		if diagnoseFirst[t.mode] {
 			return append([]llm.ToolCall{diagnosis}, calls...)
 		}
 		return append(calls, diagnosis)
 	}
-	// An unsure diagnosis whose likeliest constraint the search did not
-	// cover: look that constraint up before reading.
-	if len(t.entities) == 0 && t.diagnosis != nil && !t.confident() && len(t.searches) < 3 && !t.searchServes(t.diagnosis.Matches[0].ArchetypeID) {
-		top := t.diagnosis.Matches[0]
-		return []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: top.Name + ": " + top.Description, Limit: 6})}
+	if !t.inScope() || t.productQuestionWithoutDocs() {
+		return nil // decline: nothing more to look up
 	}
-	if len(t.entities) == 0 {
-		var calls []llm.ToolCall
-		for _, tok := range t.toRead() {
-			calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
-		}
-		return calls
+	if len(t.entities) > 0 {
+		return nil
 	}
-	return nil
+	var calls []llm.ToolCall
+	if t.mode == "customer" && !t.searched(conversationMethods) {
+		// A talk track also needs the methods of the conversation itself.
+		calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4}))
+	}
+	for _, tok := range t.toRead() {
+		calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
+	}
+	return calls
 }
+
+func (t turn) searched(query string) bool {
+	return slices.ContainsFunc(t.searches, func(s chat.SearchResult) bool { return s.Query == query })
+}
+
+// scope is the service's scope reading of the question, from the first
+// search.
+func (t turn) scope() chat.Scope {
+	if len(t.searches) == 0 {
+		return chat.Scope{InScope: true, Language: "en"}
+	}
+	return t.searches[0].Scope
+}
+
+func (t turn) inScope() bool { return t.scope().InScope }
 
 // toRead picks the entities to read in full: up to three frameworks and
-// one paper or essay to support them. A confident diagnosis leads with its
-// two best frameworks (after the search's best for the customer persona,
-// whose question is about a conversation, not the seller's own constraint);
-// otherwise search hits that serve the likeliest archetypes come first.
+// one paper or essay, best match to the question first. The search's own
+// order decides, except that the workspace's own knowledge that tops the
+// search leads, and a confident diagnosis's frameworks come right after
+// the search's best. Entities the conversation already cited go last, so
+// a follow-up brings something new.
 func (t turn) toRead() []string {
-	var frameworks, support []string
-	addTo := func(list *[]string, tok string, limit int) {
-		if len(*list) < limit && !slices.Contains(*list, tok) {
-			*list = append(*list, tok)
-		}
-	}
-	hits := t.rankedHits()
-	fromDiagnosis := func() {
-		if !t.confident() {
-			return
-		}
-		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
-			addTo(&frameworks, a.Token, 3)
-			for _, s := range a.Supporting {
-				addTo(&support, s, 1)
-			}
-		}
-	}
-	if t.mode == "customer" {
-		// The methods of the conversation lead a talk track.
-		for _, s := range t.searches {
-			if s.Query != conversationMethods {
-				continue
-			}
-			for _, h := range s.Hits {
-				if strings.HasPrefix(h.Token, "framework:") {
-					addTo(&frameworks, h.Token, 2)
-				}
-			}
-		}
-	}
-	fromDiagnosis()
-	for _, h := range hits {
-		if strings.HasPrefix(h.Token, "framework:") {
-			addTo(&frameworks, h.Token, 3)
-		} else {
-			addTo(&support, h.Token, 1)
-		}
-	}
-	return append(frameworks, support...)
-}
-
-// rankedHits orders the search hits: those serving one of the diagnosis's
-// two likeliest archetypes first (a stable sort keeps the search order
-// otherwise).
-func (t turn) rankedHits() []chat.SearchHit {
 	var hits []chat.SearchHit
 	for _, s := range t.searches {
+		if s.Query == conversationMethods && t.mode != "customer" {
+			continue
+		}
 		hits = append(hits, s.Hits...)
 	}
-	if t.diagnosis == nil {
-		return hits
-	}
-	likely := map[string]bool{}
-	for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
-		likely[m.ArchetypeID] = true
-	}
-	serves := func(h chat.SearchHit) bool {
-		for _, a := range h.Archetypes {
-			if likely[a] {
-				return true
+	var imported, frameworks, support, repeats []string
+	said := t.citedBefore()
+	add := func(tok string) {
+		switch {
+		case slices.Contains(imported, tok) || slices.Contains(frameworks, tok) || slices.Contains(support, tok) || slices.Contains(repeats, tok):
+		case said[tok]:
+			repeats = append(repeats, tok)
+		case strings.HasPrefix(tok, "framework:"):
+			if len(frameworks) < 3 {
+				frameworks = append(frameworks, tok)
+			}
+		default:
+			if len(support) < 1 {
+				support = append(support, tok)
 			}
 		}
-		return false
 	}
-	sort.SliceStable(hits, func(i, j int) bool { return serves(hits[i]) && !serves(hits[j]) })
-	return hits
+	if len(hits) > 0 && hits[0].Imported {
+		imported = append(imported, hits[0].Token)
+	}
+	// Rank by the search's relevance, nudged towards what serves the
+	// diagnosis's two likeliest constraints: a nudge, not a lead, so a
+	// strong hit is never pushed aside by an unsure diagnosis.
+	likely := map[string]bool{}
+	if t.diagnosis != nil {
+		for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
+			likely[m.ArchetypeID] = true
+		}
+	}
+	rank := func(h chat.SearchHit) float64 {
+		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
+			return h.Score + 0.25
+		}
+		return h.Score
+	}
+	slices.SortStableFunc(hits, func(a, b chat.SearchHit) int { return cmp.Compare(rank(b), rank(a)) })
+	// The customer persona leads with the methods of the conversation.
+	if t.mode == "customer" {
+		for _, s := range t.searches {
+			if s.Query == conversationMethods && len(s.Hits) > 0 {
+				add(s.Hits[0].Token)
+			}
+		}
+	}
+	if len(hits) > 0 {
+		add(hits[0].Token)
+	}
+	if t.confident() {
+		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
+			add(a.Token)
+			for _, s := range a.Supporting {
+				add(s)
+			}
+		}
+	}
+	for _, h := range hits {
+		if h.Score >= 0.4 {
+			add(h.Token)
+		}
+	}
+	out := append(imported, frameworks...)
+	out = append(out, support...)
+	for _, r := range repeats {
+		if len(out) >= 3 {
+			break
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// citedBefore lists the tokens the conversation's earlier answers cited.
+func (t turn) citedBefore() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range t.previous {
+		for _, m := range tokenPattern.FindAllStringSubmatch(p, -1) {
+			out[m[1]] = true
+		}
+	}
+	return out
 }
 
 // confident reports whether the diagnosis is sure enough (medium or high
-// band; high for the customer persona) to let its frameworks and steps lead
-// the answer; a less sure guess only informs it.
+// band; high for the customer persona, whose question describes a
+// conversation rather than the seller's own business) to let its
+// frameworks and steps lead the answer; a less sure guess only informs it.
 func (t turn) confident() bool {
 	if t.diagnosis == nil || len(t.diagnosis.Applications) == 0 {
 		return false
 	}
 	if t.mode == "customer" {
-		// A seller's question describes a conversation, not a business;
-		// only a sure diagnosis of the buyer's problem may shape it.
 		return t.diagnosis.Band == "high"
 	}
 	return t.diagnosis.Band != "low"

@@ -1,0 +1,130 @@
+package chat
+
+import (
+	_ "embed"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// Scope is the service's reading of whether a question is one the
+// knowledge base can answer (D29): a question about running a business, or
+// not (trivia, recipes, small talk, programming...). search_knowledge
+// returns it with its hits so that every model, the builtin one included,
+// declines on the same evidence.
+type Scope struct {
+	InScope bool `json:"in_scope"`
+	// Business lists the question's words that place it in running a
+	// business; OffTopic those that place it elsewhere.
+	Business []string `json:"business_words,omitempty"`
+	OffTopic []string `json:"off_topic_words,omitempty"`
+	// Language is "en", another language's code, or "other" (D29: the
+	// assistant answers in English and says so).
+	Language string `json:"language"`
+	// Understood lists, for a question in another language, the business
+	// words the assistant understood, in English.
+	Understood []string `json:"understood,omitempty"`
+	// FollowUp is true when the question alone names no business but the
+	// conversation before it did, and nothing in it is off topic.
+	FollowUp bool `json:"follow_up,omitempty"`
+}
+
+//go:embed scope.yaml
+var scopeYAML []byte
+
+// lexicon holds the stems (and stemmed phrases) of the scope word lists.
+type lexicon struct {
+	business, weakBusiness, offTopic [][]string
+}
+
+var loadLexicon = sync.OnceValue(func() *lexicon {
+	var raw struct {
+		Business     string `yaml:"business"`
+		WeakBusiness string `yaml:"weak_business"`
+		OffTopic     string `yaml:"off_topic"`
+	}
+	if err := yaml.Unmarshal(scopeYAML, &raw); err != nil {
+		panic("chat: scope.yaml: " + err.Error()) // embedded; a test loads it
+	}
+	parse := func(list string) [][]string {
+		var out [][]string
+		for _, entry := range strings.Fields(list) {
+			var stems []string
+			for _, w := range strings.Split(entry, "-") {
+				stems = append(stems, textproc.Stem(strings.ToLower(w)))
+			}
+			out = append(out, stems)
+		}
+		return out
+	}
+	return &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
+})
+
+// matches returns the words of the text (as written) that one of the
+// entries matches: a single stem, or a phrase of consecutive stems.
+func matches(words []string, entries [][]string) []string {
+	stems := make([]string, len(words))
+	for i, w := range words {
+		stems[i] = textproc.Stem(w)
+	}
+	var out []string
+	for i := range stems {
+		for _, e := range entries {
+			if i+len(e) > len(stems) || !slices.Equal(stems[i:i+len(e)], e) {
+				continue
+			}
+			phrase := strings.Join(words[i:i+len(e)], " ")
+			if !slices.Contains(out, phrase) {
+				out = append(out, phrase)
+			}
+		}
+	}
+	return out
+}
+
+// AssessScope decides whether a question is in scope: it is when the words
+// that place it in running a business outweigh, by at least one, those
+// that place it elsewhere. A word that as often means something else, such
+// as "return" or "account", weighs half, and so does speaking as "we" or
+// "our", the way people speak of their company. A question in another language is read through
+// a small glossary of business words. A follow-up that names no business
+// itself ("we tried that, now what?") is in scope when the conversation's
+// earlier user turns were and it has nothing off topic.
+func AssessScope(question string, earlier []string) Scope {
+	s := assessText(question)
+	if s.InScope || len(s.OffTopic) > 0 || len(earlier) == 0 {
+		return s
+	}
+	if before := assessText(strings.Join(earlier, "\n")); before.InScope {
+		s.InScope, s.FollowUp = true, true
+	}
+	return s
+}
+
+func assessText(text string) Scope {
+	lex := loadLexicon()
+	s := Scope{Language: textproc.Language(text)}
+	words := textproc.Words(text)
+	if s.Language != "en" && s.Language != "" {
+		s.Understood = textproc.TranslateBusinessWords(text)
+		words = append(words, s.Understood...)
+	}
+	strong, weak := matches(words, lex.business), matches(words, lex.weakBusiness)
+	for _, w := range weak {
+		if !slices.Contains(strong, w) {
+			strong = append(strong, w)
+		}
+	}
+	s.Business = strong
+	s.OffTopic = matches(words, lex.offTopic)
+	weight := float64(len(strong)) - float64(len(weak))/2
+	if slices.ContainsFunc(words, func(w string) bool { return w == "we" || w == "our" || w == "us" || w == "were" || w == "weve" }) {
+		weight += 0.5 // companies speak of themselves as "we"
+	}
+	s.InScope = weight-float64(len(s.OffTopic)) >= 1
+	return s
+}

@@ -1,0 +1,424 @@
+package builtin
+
+import (
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
+
+// A stage is how a persona reads the situation behind a question: the
+// buyer's objection or stage for the customer persona, the account's
+// situation for success, the kind of problem for support. Each has the cues
+// that reveal it and the words that select the knowledge that fits it.
+type stage struct {
+	id    string
+	cues  *regexp.Regexp
+	terms string // extra words for choosing the sentences that fit
+}
+
+var customerStages = []stage{
+	{"discount", regexp.MustCompile(`(?i)(\b\d+ ?%|percent) off\b|\b(wants?|asks?|asking|demands?) (for )?(a |an )?(big |bigger |extra )?discount`),
+		"discount price value concession negotiate trade"},
+	{"price", regexp.MustCompile(`(?i)\b(expensive|price[sd]?|pricing|cost(s|ly)?|cheaper|discount\w*|budget|\d+ ?% off|too much)\b`),
+		"price value cost willingness pay discount worth"},
+	{"brush-off", regexp.MustCompile(`(?i)\b(send (me )?(some |more )?info\w*|not interested|hangs? up|brush(ed)? off|call (me )?(back )?later)\b`),
+		"problem question interest attention insight"},
+	{"stalled", regexp.MustCompile(`(?i)\b(stall\w*|stuck|ghost\w*|stopped (replying|answering|responding)|no (reply|response)|went (quiet|silent|dark)|slipp\w*|gone quiet)\b`),
+		"champion decision process criteria pain urgency"},
+	{"incumbent", regexp.MustCompile(`(?i)\b(current (vendor|provider|supplier|tool|solution)|already (use|have|has|work)|happy with|competitor\w*|switch\w*|incumbent)\b`),
+		"status quo switch risk problem insight"},
+	{"committee", regexp.MustCompile(`(?i)\b(decision.?maker\w*|who (actually )?(makes|decides)|stakeholders?|procurement|committee|sign.?off|legal|cfo|ceo|board)\b`),
+		"decision economic buyer champion criteria process"},
+	{"expansion", regexp.MustCompile(`(?i)\b(annual|upgrade|upsell|premium|add.?on|more seats|bigger plan)\b`),
+		"value expansion price commitment"},
+	{"timing", regexp.MustCompile(`(?i)\b(not now|next (year|quarter)|timing|later|not the right time)\b`),
+		"urgency cost problem priority"},
+	{"discovery", regexp.MustCompile(`(?i)\b(first (call|meeting)|discovery|what (questions|should i ask)|questions? (to|should) (i )?ask|prepare for)\b`),
+		"question situation problem implication need"},
+}
+
+var successStages = []stage{
+	{"champion-left", regexp.MustCompile(`(?i)\b(champion|sponsor|main contact|our contact|point of contact)\b.*\b(left|leaving|quit|moved|gone|departed)\b|\bnew (contact|stakeholder|sponsor)\b`),
+		"champion relationship stakeholder value outcome"},
+	{"incident", regexp.MustCompile(`(?i)\b(outages?|incidents?|downtime|bugs?|escalat\w*|broke\w*)\b`),
+		"service recovery expectation trust quality"},
+	{"downgrade", regexp.MustCompile(`(?i)\b(downgrad\w*|cancel\w*|budget cuts?|cut(ting)? costs?)\b`),
+		"churn retention value outcome risk"},
+	{"at-risk", regexp.MustCompile(`(?i)\b(at risk|risk of churn\w*|churn\w*|health scores?|early warning|before they (tell|leave|cancel))\b`),
+		"churn health usage signal early retention"},
+	{"adoption", regexp.MustCompile(`(?i)\b(seats?|only (use|uses|using)|one (feature|module|course)|never (invite|use|log)|log(s|ging)? in less|usage|adoption|stop(ped)? using|inactive|drop(ped)? off|then stop)\b`),
+		"adoption activation habit value onboarding"},
+	{"expansion", regexp.MustCompile(`(?i)\b(upsell\w*|upgrade|add.?on|premium|grow the account|expan\w*|more seats|cross.?sell)\b`),
+		"expansion value outcome revenue"},
+	{"renewal", regexp.MustCompile(`(?i)\b(renewal|renew\w*)\b`),
+		"renewal retention value outcome"},
+}
+
+var supportStages = []stage{
+	{"repeat", regexp.MustCompile(`(?i)\b(same (ticket|question|issue|complaint)s?|again and again|repeat\w*|keep (getting|asking)|every (week|month)|most of our (tickets|volume)|\d+ ?% of (our )?(volume|tickets))\b`),
+		"ticket volume demand root cause repeat"},
+	{"slow", regexp.MustCompile(`(?i)\b(response times?|backlog|queue|overwhelmed|burn\w* out|swamped|slow|waiting|sla|caught up|piles? up)\b`),
+		"capacity queue demand variability response time"},
+	{"stuck", regexp.MustCompile(`(?i)\b(stuck|setup|set up|onboarding|import|get started|confus\w*)\b`),
+		"onboarding activation first value friction"},
+	{"upset", regexp.MustCompile(`(?i)\b(angry|upset|furious|complain\w*|threaten\w*|bad review|refund)\b`),
+		"service recovery expectation complaint trust"},
+	{"defect", regexp.MustCompile(`(?i)\b(damaged|broken|error|wrong|defect\w*|faulty|never arrive\w*|fails?|bug)\b`),
+		"quality defect root cause process"},
+}
+
+// classify returns the first stage whose cues the text shows, or "".
+func classify(stages []stage, text string) stage {
+	for _, s := range stages {
+		if s.cues.MatchString(text) {
+			return s
+		}
+	}
+	return stage{}
+}
+
+// stage is the persona's reading of the situation.
+func (t turn) stage() stage {
+	text := t.question
+	switch t.mode {
+	case "customer":
+		return classify(customerStages, text)
+	case "success":
+		return classify(successStages, text)
+	case "support":
+		return classify(supportStages, text)
+	}
+	return stage{}
+}
+
+// howToProduct recognises a question about how to use a product ("how do
+// I export invoices to CSV"): one only the product's own documentation can
+// answer.
+var howToProduct = regexp.MustCompile(`(?i)^\s*(how (do|can|should) (i|we|you)|where (do|can) (i|we)|can (i|we|you)|is there a way to)\b.*\b(export|import|csv|pdf|download|upload|settings?|password|log ?in|sign ?in|api|key|token|permissions?|admin|configure|install|integrat\w*|button|dashboard|app|notifications?|rotate|reset|enable|disable|invite|add a (new )?user)\b`)
+
+// productQuestionWithoutDocs reports whether a support question asks how to
+// use the product while the knowledge base holds none of the product's own
+// documentation that matches it: then the answer says so instead of
+// bending a management framework to it.
+func (t turn) productQuestionWithoutDocs() bool {
+	if t.mode != "support" || !howToProduct.MatchString(t.question) || len(t.searches) == 0 {
+		return false
+	}
+	hits := t.searches[0].Hits
+	return len(hits) == 0 || !hits[0].Imported
+}
+
+// triedPattern finds what the conversation says was already tried.
+var triedPattern = regexp.MustCompile(`(?i)\b(?:we(?:'ve| have)? (?:already )?tried|i(?:'ve| have)? (?:already )?tried|already tried|we already|i already|tried)\s+([^.?!;]+)`)
+
+// triedTail is what follows the tried action in "we tried X, now what".
+var triedTail = regexp.MustCompile(`(?i)[, ]+(and |but )?(now|what|it|that|nothing|still)\b.*$`)
+
+// tried returns what the user says was already tried, in their words, or
+// "".
+func (t turn) tried() string {
+	texts := []string{t.question}
+	for i := len(t.earlier) - 1; i >= 0; i-- {
+		texts = append(texts, t.earlier[i])
+	}
+	for _, text := range texts {
+		if m := triedPattern.FindStringSubmatch(text); m != nil {
+			what := strings.TrimSpace(m[1])
+			what = triedTail.ReplaceAllString(what, "")
+			if len(textproc.Terms(what)) > 0 {
+				return strings.TrimRight(what, ", ")
+			}
+		}
+	}
+	return ""
+}
+
+// questionTerms are the stems of what the conversation asks about: the
+// question, and the earlier user turns when it is a follow-up.
+func (t turn) questionTerms() map[string]bool {
+	set := textproc.TermSet(t.situation())
+	if st := t.stage(); st.terms != "" {
+		for term := range textproc.TermSet(st.terms) {
+			set[term] = true
+		}
+	}
+	return set
+}
+
+var clauseBreak = regexp.MustCompile(`[.?!;,]+\s*|\s+(?:but|so|and then)\s+`)
+
+// symptom is the clause of the question that carries the most business
+// words: what the user said is wrong, quoted back in their words.
+func (t turn) symptom() string {
+	q := strings.Join(strings.Fields(t.question), " ")
+	business := map[string]bool{}
+	for _, w := range t.scope().Business {
+		for _, part := range strings.Fields(w) {
+			business[strings.ToLower(part)] = true
+		}
+	}
+	best, bestScore := "", -1
+	for _, clause := range clauseBreak.Split(q, -1) {
+		clause = strings.TrimSpace(clause)
+		if len(textproc.Words(clause)) < 3 {
+			continue
+		}
+		score := 0
+		for _, w := range textproc.Words(clause) {
+			if business[w] {
+				score++
+			}
+		}
+		if score > bestScore {
+			best, bestScore = clause, score
+		}
+	}
+	if best == "" {
+		best = q
+	}
+	return clip(strings.TrimRight(best, ".?! "), 120)
+}
+
+// clip shortens s to at most n bytes at a word boundary, never inside a
+// UTF-8 character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], " ")
+	if cut < n/2 {
+		cut = n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return s[:cut] + "…"
+}
+
+// sentence is one citable sentence of an entity.
+type sentence struct {
+	entity chat.EntityResult
+	text   string
+	kind   string // idea, when, summary, pitfall
+	score  float64
+	strong bool // shares at least minOverlap with the question
+	order  int
+}
+
+// sentences lists an entity's citable sentences: key ideas, the situations
+// it is for, the sentences of its summary (not the first, which names the
+// work), and its pitfalls.
+func sentences(e chat.EntityResult) []sentence {
+	var out []sentence
+	add := func(kind string, list []string) {
+		for _, s := range list {
+			if s = strings.TrimSpace(s); len(textproc.Words(s)) >= 5 {
+				out = append(out, sentence{entity: e, text: s, kind: kind, order: len(out)})
+			}
+		}
+	}
+	add("idea", e.KeyIdeas)
+	add("when", e.WhenToUse)
+	summary := textproc.Sentences(e.Summary)
+	if len(summary) > 1 && (len(e.KeyIdeas) > 0 || len(e.WhenToUse) > 0) {
+		summary = summary[1:]
+	}
+	add("summary", summary)
+	add("pitfall", e.Pitfalls)
+	return out
+}
+
+// picker chooses the sentences that best answer the question, each used
+// once per answer.
+type picker struct {
+	// terms weighs the question's stems: its business words count most,
+	// words that say little of a situation ("week", "make") least.
+	terms map[string]float64
+	used  map[string]bool
+	// avoid holds stems of what was already tried: a sentence that is
+	// mostly about it is not offered again.
+	avoid map[string]bool
+	// cited counts the sentences taken from each entity so far.
+	cited map[string]int
+}
+
+func (t turn) newPicker() *picker {
+	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{}}
+	for term := range t.questionTerms() {
+		p.terms[term] = 0.6
+		if vague[term] {
+			p.terms[term] = 0.1
+		}
+	}
+	for _, w := range t.scope().Business {
+		for _, term := range textproc.Terms(w) {
+			p.terms[term] = 1
+		}
+	}
+	if tried := t.tried(); tried != "" {
+		p.avoid = textproc.TermSet(tried)
+	}
+	for _, prev := range t.previous {
+		for _, line := range strings.Split(prev, "\n") {
+			p.used[normalise(line)] = true
+		}
+	}
+	return p
+}
+
+func normalise(s string) string {
+	s = tokenPattern.ReplaceAllString(s, "")
+	return strings.Join(textproc.Words(s), " ")
+}
+
+// best returns up to n sentences of the given kinds (all kinds when none
+// is given) from the entities, best match to the question first, and marks
+// them used.
+func (p *picker) best(entities []chat.EntityResult, n int, kinds ...string) []sentence {
+	var cands []sentence
+	for _, e := range entities {
+		for _, s := range sentences(e) {
+			if len(kinds) > 0 && !slices.Contains(kinds, s.kind) {
+				continue
+			}
+			key := normalise(s.text)
+			if p.used[key] || p.usedInPrevious(key) {
+				continue
+			}
+			terms := textproc.TermSet(s.text)
+			overlap, avoided := 0.0, 0
+			for term := range terms {
+				overlap += p.terms[term]
+				if p.avoid[term] {
+					avoided++
+				}
+			}
+			if avoided >= 2 {
+				continue // about what was tried
+			}
+			s.score = overlap / (1 + 0.05*float64(len(terms)))
+			s.strong = overlap >= minOverlap
+			if !s.strong && e.Token != entities[0].Token {
+				continue // beyond the best entity read, only what fits the question
+			}
+			cands = append(cands, s)
+		}
+	}
+	// Sentences about the question come first, best match first; the
+	// rest keep the entities' own order (their key ideas lead), so an
+	// entity chosen for its relevance as a whole still speaks.
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].strong != cands[j].strong {
+			return cands[i].strong
+		}
+		return cands[i].strong && cands[i].score > cands[j].score
+	})
+	var out []sentence
+	// Spread the answer over the knowledge read: an entity already cited
+	// twice in the answer gives way to one cited less, when there is one.
+	for pass := 0; pass < 2 && len(out) < n; pass++ {
+		for _, c := range cands {
+			if len(out) == n {
+				break
+			}
+			key := normalise(c.text)
+			if p.used[key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
+				continue
+			}
+			p.cited[c.entity.Token]++
+			p.used[key] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (p *picker) usedInPrevious(key string) bool {
+	for line := range p.used {
+		if line != "" && len(key) > 20 && strings.Contains(line, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// fresh reports whether a line of advice has not been given earlier in
+// the conversation, and is not mostly about what was already tried;
+// marking it used.
+func (p *picker) fresh(line string) bool {
+	key := normalise(line)
+	if p.used[key] || p.usedInPrevious(key) {
+		return false
+	}
+	avoided := 0
+	for term := range textproc.TermSet(line) {
+		if p.avoid[term] {
+			avoided++
+		}
+	}
+	if avoided >= 2 {
+		return false
+	}
+	p.used[key] = true
+	return true
+}
+
+// minOverlap is the least weight of the question's words a sentence must
+// share to be offered: one business word, or two ordinary ones.
+const minOverlap = 1.0
+
+// vague are stems that say little about a situation; they barely count
+// when matching sentences to a question.
+var vague = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`week weeks day days month months year years hour hours minute time times every
+		always never get make take need want know way thing things lot good bad new first last next stop start help
+		try tried use look find give tell ask go come run still really right better best like think feel people person`) {
+		m[textproc.Stem(w)] = true
+	}
+	return m
+}()
+
+// cite renders a sentence of an entity with its citation: "text [tok]."
+func cite(s sentence) string { return citeText(s.entity.Token, s.text) }
+
+func citeText(token, text string) string {
+	text = strings.TrimSpace(text)
+	end := "."
+	if n := len(text); n > 0 && strings.ContainsAny(text[n-1:], ".!?") {
+		end = text[n-1:]
+		text = text[:n-1]
+	}
+	return text + " [" + token + "]" + end
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
+}
+
+// lowerFirst lowercases the first letter of a sentence to continue another
+// one, unless its first word is "I", an acronym or a name ("OKRs",
+// "Little's law").
+func lowerFirst(s string) string {
+	first, _, _ := strings.Cut(s, " ")
+	if first == "" || first == "I" || strings.HasPrefix(first, "I'") || strings.HasPrefix(first, "I’") {
+		return s
+	}
+	r, size := utf8.DecodeRuneInString(first)
+	if rest := first[size:]; rest != "" {
+		if r2, _ := utf8.DecodeRuneInString(rest); unicode.IsUpper(r2) || unicode.IsDigit(r2) {
+			return s // an acronym
+		}
+	}
+	return string(unicode.ToLower(r)) + s[size:]
+}

@@ -1,0 +1,122 @@
+package textproc
+
+import (
+	"slices"
+	"unicode"
+)
+
+// Language is a best guess at the language of a short text: "en" for
+// English, a two-letter code for the other languages it knows by their
+// function words (es, fr, de, it, pt, nl), "other" for text in a
+// non-Latin script or with too few English words to call it English, and
+// "" when the text has no words at all.
+func Language(text string) string {
+	words := Words(text)
+	if len(words) == 0 {
+		return ""
+	}
+	letters, latin := 0, 0
+	for _, r := range text {
+		if unicode.IsLetter(r) {
+			letters++
+			if unicode.Is(unicode.Latin, r) {
+				latin++
+			}
+		}
+	}
+	if letters > 0 && latin*2 < letters {
+		return "other"
+	}
+	english := 0
+	counts := map[string]int{}
+	for _, w := range words {
+		if stopWords[w] {
+			english++
+		}
+		for _, lang := range functionWords[w] {
+			counts[lang]++
+		}
+	}
+	best, n := "", 0
+	for _, lang := range []string{"es", "fr", "de", "it", "pt", "nl"} { // a fixed order breaks ties
+		if counts[lang] > n {
+			best, n = lang, counts[lang]
+		}
+	}
+	if n >= 2 && n > english {
+		return best
+	}
+	return "en"
+}
+
+// functionWords maps the commonest words of other languages that are not
+// also English words to the languages that use them.
+var functionWords = func() map[string][]string {
+	lists := map[string]string{
+		"es": "el los las del que y en una por para con es qué cómo como hago nuestro nuestra nuestras nuestros mis tengo tenemos está están hace hoy pero muy más cuando dónde porque sus hay son ser estamos puedo",
+		"fr": "le les des du et est une pour avec que qui nous notre nos je mon ma mes comment pourquoi quoi cest il elle sont pas mais très quand où vous votre sur dans être avons",
+		"de": "der die das und ist ein eine nicht wie was wir unser unsere ich mein es spät für mit auf sind haben aber sehr wenn warum können unsere kunden",
+		"it": "il lo gli di che è per con non come cosa nostro nostra noi mio sono ma molto quando perché abbiamo della delle",
+		"pt": "os do da que é um uma para com não como nosso nossa nós meu são mas muito quando porque temos está fazer",
+		"nl": "het een en niet hoe wat wij ons onze ik mijn zijn maar zeer wanneer waarom hebben",
+	}
+	m := map[string][]string{}
+	for lang, list := range lists {
+		for _, w := range Words(list) {
+			if !stopWords[w] {
+				m[w] = append(m[w], lang)
+			}
+		}
+	}
+	return m
+}()
+
+// TranslateBusinessWords returns the English words for the business words
+// of a text in another language that it knows (a small glossary: sales,
+// customers, prices, costs, staff, orders and the like), in order, each
+// once. It lets a question asked in another language still be understood
+// in part.
+func TranslateBusinessWords(text string) []string {
+	var out []string
+	for _, w := range Words(text) {
+		if en, ok := glossary[w]; ok && !slices.Contains(out, en) {
+			out = append(out, en)
+		}
+	}
+	return out
+}
+
+var glossary = func() map[string]string {
+	lists := map[string]string{
+		"sales":     "ventas venta ventes vente umsatz verkauf verkäufe vendite vendas verkoop",
+		"customers": "clientes cliente clients kunden kunde klanten klant",
+		"prices":    "precio precios prix preis preise prezzo prezzi preço preços prijs prijzen",
+		"costs":     "costos costes coûts kosten costi custos",
+		"profit":    "ganancias beneficios beneficio bénéfice bénéfices gewinn profitto lucro winst",
+		"cash":      "dinero efectivo argent trésorerie geld liquidität soldi dinheiro",
+		"staff":     "empleados personal employés personnel mitarbeiter dipendenti funcionários medewerkers",
+		"orders":    "pedidos commandes bestellungen aufträge ordini encomendas bestellingen",
+		"team":      "equipo équipe squadra equipe",
+		"business":  "negocio empresa entreprise unternehmen firma azienda negócio bedrijf",
+		"hiring":    "contratar contratación embaucher recrutement einstellen assumere contratação",
+		"delivery":  "entrega entregas livraison livraisons lieferung lieferungen consegna consegne levering",
+		"marketing": "marketing publicidad publicité werbung pubblicità publicidade",
+		"growth":    "crecimiento croissance wachstum crescita crescimento groei",
+		"churn":     "bajas abandono désabonnement kündigungen disdette cancelamentos",
+		"suppliers": "proveedores fournisseurs lieferanten fornitori fornecedores leveranciers",
+	}
+	m := map[string]string{}
+	for en, list := range lists {
+		for _, w := range Words(list) {
+			m[w] = en
+		}
+	}
+	return m
+}()
+
+// IsEnglish reports whether Language(text) is English (or the text has no
+// words to tell by).
+func IsEnglish(text string) bool {
+	l := Language(text)
+	return l == "en" || l == ""
+}
