@@ -94,8 +94,8 @@ func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID strin
 }
 
 // GuessVertical implements Diagnoser: the vertical whose own words the
-// text uses, when the evidence is clear (only one vertical's words, or at
-// least twice as many of one vertical's as of any other); otherwise "".
+// text uses, when the evidence is clear (at least two of its words, and at
+// least twice as many as of any other vertical's); otherwise "".
 func (a *DiagnosisAdapter) GuessVertical(text string) string {
 	count := map[string]int{}
 	for _, t := range textproc.Terms(text) {
@@ -113,12 +113,10 @@ func (a *DiagnosisAdapter) GuessVertical(text string) string {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].n > list[j].n || (list[i].n == list[j].n && list[i].v < list[j].v) })
 	switch {
-	case len(list) == 0:
-		return ""
-	case len(list) == 1:
+	case len(list) == 0 || list[0].n < 2:
+		return "" // one word is not clear evidence ("cafes" may be the customers)
+	case len(list) == 1 || list[0].n >= 2*list[1].n:
 		return list[0].v
-	case list[0].n >= 2 && list[0].n >= 2*list[1].n:
-		return list[0].v // clearly dominant
 	}
 	return "" // mixed evidence: neutral words are better than a wrong industry's
 }

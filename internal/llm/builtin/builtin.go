@@ -134,6 +134,10 @@ func (t turn) situation() string {
 			q = strings.Join(words, " ")
 		}
 	}
+	// What was tried is not the problem: leave it out of the search.
+	if m := triedPattern.FindStringSubmatchIndex(q); m != nil {
+		q = strings.TrimSpace(q[:m[0]] + " " + q[m[1]:])
+	}
 	if len(textproc.Terms(q)) < 8 && len(t.earlier) > 0 {
 		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q)
 	}
@@ -229,13 +233,10 @@ func (t turn) toRead() []string {
 		}
 		hits = append(hits, s.Hits...)
 	}
-	var imported, frameworks, support, repeats []string
-	said := t.citedBefore()
+	var imported, frameworks, support []string
 	add := func(tok string) {
 		switch {
-		case slices.Contains(imported, tok) || slices.Contains(frameworks, tok) || slices.Contains(support, tok) || slices.Contains(repeats, tok):
-		case said[tok]:
-			repeats = append(repeats, tok)
+		case slices.Contains(imported, tok) || slices.Contains(frameworks, tok) || slices.Contains(support, tok):
 		case strings.HasPrefix(tok, "framework:"):
 			if len(frameworks) < 3 {
 				frameworks = append(frameworks, tok)
@@ -290,25 +291,7 @@ func (t turn) toRead() []string {
 		}
 	}
 	out := append(imported, frameworks...)
-	out = append(out, support...)
-	for _, r := range repeats {
-		if len(out) >= 3 {
-			break
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// citedBefore lists the tokens the conversation's earlier answers cited.
-func (t turn) citedBefore() map[string]bool {
-	out := map[string]bool{}
-	for _, p := range t.previous {
-		for _, m := range tokenPattern.FindAllStringSubmatch(p, -1) {
-			out[m[1]] = true
-		}
-	}
-	return out
+	return append(out, support...)
 }
 
 // confident reports whether the diagnosis is sure enough (medium or high

@@ -184,12 +184,23 @@ func (t turn) acknowledgeTried(b *strings.Builder) {
 	}
 }
 
+// diagnosisApplies reports whether the diagnosis's steps and metrics (the
+// catalog's, for its likeliest constraint) fit the answer: when it is
+// confident, or when that constraint is one the knowledge read serves.
+func (t turn) diagnosisApplies() bool {
+	d := t.diagnosis
+	if d == nil || len(d.Applications) == 0 {
+		return false
+	}
+	return t.confident() || slices.Contains(t.archetypes(), d.Matches[0].ArchetypeID)
+}
+
 // diagnosisSteps are the confident diagnosis's first steps, each cited to
 // the framework whose application it comes from, skipping what the
 // conversation already covered.
 func (t turn) diagnosisSteps(p *picker, n int) []string {
 	var out []string
-	if !t.confident() {
+	if !t.diagnosisApplies() {
 		return nil
 	}
 	for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
@@ -214,10 +225,7 @@ func (t turn) metrics(n int) []string {
 			out = append(out, m)
 		}
 	}
-	// The diagnosis's metrics come from the catalog; they apply when it is
-	// confident, or when its likeliest constraint is one the knowledge
-	// read serves.
-	if d := t.diagnosis; d != nil && len(d.Applications) > 0 && (t.confident() || slices.Contains(t.archetypes(), d.Matches[0].ArchetypeID)) {
+	if d := t.diagnosis; t.diagnosisApplies() {
 		for _, m := range d.Metrics {
 			add(m)
 		}
@@ -291,7 +299,7 @@ func (t turn) operator() string {
 		b.WriteString("Which number moved first: sales, cash, lead time or churn?\n\n")
 	}
 
-	if when := p.best(fw, 1, "when"); len(when) > 0 {
+	if when := p.best(fw, 1, "when"); len(when) > 0 && when[0].strong {
 		fmt.Fprintf(&b, "Owners in this spot often put it like this:\n- %s\n\n", cite(when[0]))
 	}
 

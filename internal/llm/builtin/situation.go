@@ -159,6 +159,11 @@ var clauseBreak = regexp.MustCompile(`[.?!;,]+\s*|\s+(?:but|so|and then)\s+`)
 // words: what the user said is wrong, quoted back in their words.
 func (t turn) symptom() string {
 	q := strings.Join(strings.Fields(t.question), " ")
+	if t.tried() != "" && len(t.earlier) > 0 {
+		// A follow-up about what was tried: the problem is the one stated
+		// before.
+		q = strings.Join(strings.Fields(t.earlier[len(t.earlier)-1]), " ")
+	}
 	business := map[string]bool{}
 	for _, w := range t.scope().Business {
 		for _, part := range strings.Fields(w) {

@@ -1,0 +1,316 @@
+package chat_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// These questions are written for the tests; none comes from an
+// evaluation file.
+
+// TestOutOfScopeIsDeclined: a question the knowledge base cannot answer
+// gets a short, polite decline in the persona's voice, no citation token,
+// empty rag_hits and confidence none (D29).
+func TestOutOfScopeIsDeclined(t *testing.T) {
+	s, db := fullService(t)
+	questions := []struct{ mode, q string }{
+		{"operator", "Which planet has the most moons?"},
+		{"customer", "Can you write a short poem about autumn leaves?"},
+		{"support", "How do I make crispy roast potatoes?"},
+		{"success", "Who scored the winning goal in the last football final?"},
+		{"operator", "good evening"},
+		{"support", "my css grid collapses on mobile, how do I fix it"},
+		{"success", "Quelle heure est-il à Paris ?"},
+	}
+	for _, c := range questions {
+		t.Run(c.mode+"/"+c.q, func(t *testing.T) {
+			r, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResponse(t, db, r)
+			if toks := tokensOf(r.Response); len(toks) > 0 {
+				t.Errorf("a declined answer cites %v:\n%s", toks, r.Response)
+			}
+			if len(r.RagHits) != 0 {
+				t.Errorf("rag_hits = %+v, want none", r.RagHits)
+			}
+			if r.Confidence.Level != "none" {
+				t.Errorf("confidence %s (%.3f), want none", r.Confidence.Level, r.Confidence.Score)
+			}
+			if !chat.Declined(r) {
+				t.Error("not recognised as declined")
+			}
+			if len(r.Response) > 600 || strings.Contains(r.Response, "##") {
+				t.Errorf("a decline is short and plain:\n%s", r.Response)
+			}
+		})
+	}
+}
+
+// TestDeclineSaysWhatItCanDo: each persona's decline says what it helps
+// with, in its own terms; support's points to kb import.
+func TestDeclineSaysWhatItCanDo(t *testing.T) {
+	s, _ := fullService(t)
+	want := map[string]string{"operator": "cash, pricing", "customer": "sales conversations", "support": "kb import", "success": "renewal"}
+	for mode, phrase := range want {
+		r, err := s.Run(context.Background(), chat.Request{Message: "What is the tallest mountain in Africa?", Mode: mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Response, phrase) {
+			t.Errorf("%s decline does not mention %q:\n%s", mode, phrase, r.Response)
+		}
+	}
+}
+
+// TestInScopeIsAnswered: business questions in an owner's words get an
+// answer with resolving citations and medium or high confidence.
+func TestInScopeIsAnswered(t *testing.T) {
+	s, db := fullService(t)
+	questions := []struct{ mode, q string }{
+		{"operator", "Our print shop quotes two weeks but jobs sit in the queue for a month."},
+		{"operator", "We hired three sales reps last year and revenue did not move."},
+		{"customer", "The buyer loved the demo but says their boss will never approve the budget."},
+		{"support", "Half of our tickets this month are customers asking where their refund is."},
+		{"success", "Our largest customer cut their seats in half at renewal and went quiet."},
+	}
+	for _, c := range questions {
+		t.Run(c.mode+"/"+c.q[:20], func(t *testing.T) {
+			r, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkResponse(t, db, r)
+			if !chat.Answered(r) {
+				t.Errorf("not answered: %d tokens, confidence %s (%.3f)\n%s", len(tokensOf(r.Response)), r.Confidence.Level, r.Confidence.Score, r.Response)
+			}
+			if len(r.RagHits) == 0 {
+				t.Error("an answer lists the knowledge it used")
+			}
+		})
+	}
+}
+
+// TestConfidenceCountsEveryClaim: uncited sentences are claims too, so an
+// answer's score is not made of its quotations alone.
+func TestConfidenceCountsEveryClaim(t *testing.T) {
+	s, _ := fullService(t)
+	r, err := s.Run(context.Background(), chat.Request{Message: "Our print shop quotes two weeks but jobs sit in the queue for a month.", Mode: "operator"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncited := 0
+	for _, v := range r.Confidence.Verdicts {
+		if len(v.Citations) == 0 {
+			uncited++
+		}
+	}
+	if uncited == 0 {
+		t.Errorf("no uncited claim among %d verdicts", len(r.Confidence.Verdicts))
+	}
+	if r.Confidence.Score >= 1 {
+		t.Errorf("score %.3f: the persona's own framing is not in the knowledge base and cannot be verified", r.Confidence.Score)
+	}
+}
+
+// TestWeakMatchIsHedged: a business question in another language is
+// understood in part; the answer says so and its confidence is low, not
+// high.
+func TestWeakMatchIsHedged(t *testing.T) {
+	s, db := fullService(t)
+	r, err := s.Run(context.Background(), chat.Request{Message: "Unsere Kunden kündigen nach drei Monaten, was sollen wir tun?", Mode: "success"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResponse(t, db, r)
+	if !strings.Contains(r.Response, "I answer in English") {
+		t.Errorf("the answer does not say it answers in English:\n%s", r.Response)
+	}
+	if r.Confidence.Level == "high" || r.Confidence.Level == "medium" {
+		t.Errorf("confidence %s for a question understood in part", r.Confidence.Level)
+	}
+}
+
+// TestFollowUpWithHistoryDiffers: a follow-up that says what was tried
+// gets a different answer with its history than without, acknowledges
+// what was tried and does not repeat the earlier answer's advice.
+func TestFollowUpWithHistoryDiffers(t *testing.T) {
+	s, _ := fullService(t)
+	ctx := context.Background()
+	first := "Our bakery's two delivery vans are late on most morning rounds and cafes complain."
+	r1, err := s.Run(ctx, chat.Request{Message: first, Mode: "operator"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow := "We already tried adding a third van, now what?"
+	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
+	with, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator", History: history}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with.Response == without.Response {
+		t.Fatal("the same answer with and without history")
+	}
+	if !strings.Contains(with.Response, "adding a third van") {
+		t.Errorf("the follow-up does not acknowledge what was tried:\n%s", with.Response)
+	}
+	earlier := map[string]bool{}
+	for _, line := range strings.Split(r1.Response, "\n") {
+		if strings.HasPrefix(line, "1. ") || strings.HasPrefix(line, "2. ") {
+			earlier[strings.TrimSpace(line[3:])] = true
+		}
+	}
+	for _, line := range strings.Split(with.Response, "\n") {
+		if len(line) > 3 && earlier[strings.TrimSpace(line[3:])] {
+			t.Errorf("the follow-up repeats an earlier step: %s", line)
+		}
+	}
+	if with.Response == r1.Response {
+		t.Error("the follow-up repeats the first answer")
+	}
+}
+
+// TestVerticalChangesTheVocabulary: the caller's vertical shapes the
+// answer in that industry's words; without it, no industry's words are
+// borrowed.
+func TestVerticalChangesTheVocabulary(t *testing.T) {
+	s, _ := fullService(t)
+	q := "New customers sign up but most never get past the first week."
+	ask := func(vertical string) chat.Response {
+		r, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: vertical}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	saas, education, neutral := ask("saas"), ask("education"), ask("")
+	if saas.Response == education.Response {
+		t.Fatal("saas and education answers are the same")
+	}
+	if !strings.Contains(saas.Response, "account") && !strings.Contains(saas.Response, "trial") {
+		t.Errorf("the saas answer uses no saas words:\n%s", saas.Response)
+	}
+	if !strings.Contains(education.Response, "learner") && !strings.Contains(education.Response, "student") {
+		t.Errorf("the education answer uses no education words:\n%s", education.Response)
+	}
+	if strings.Contains(neutral.Response, "learner") || strings.Contains(neutral.Response, "associates") {
+		t.Errorf("the answer without a vertical borrows an industry's words:\n%s", neutral.Response)
+	}
+	if _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: "bakery"}, nil); assistant.ErrorCode(err) != assistant.EInvalid ||
+		!strings.Contains(assistant.ErrorMessage(err), "saas, ecommerce") {
+		t.Errorf("unknown vertical: %v", err)
+	}
+}
+
+// TestImportedHelpArticleLeads: the workspace's own help article that best
+// matches a support question is read and cited; without it, the same
+// question is declined with a pointer to kb import.
+func TestImportedHelpArticleLeads(t *testing.T) {
+	s, db := fullService(t)
+	ctx := context.Background()
+	q := "How do I rotate my API key without downtime?"
+	before, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tokensOf(before.Response)) > 0 || !strings.Contains(before.Response, "kb import") {
+		t.Errorf("without the product's docs the answer should decline and point to kb import:\n%s", before.Response)
+	}
+	article := assistant.Entity{Type: assistant.Blog, Slug: "help-rotate-api-keys", Title: "Rotating API keys",
+		Summary: "How to rotate an API key without downtime. Create a second key in Settings, then API keys, and deploy it to your servers. " +
+			"Once every server uses the new key, revoke the old one; requests with a revoked key are refused within a second.",
+		KeyIdeas: []string{"Create the new API key before revoking the old one, so both work during the switch.",
+			"Deploy the new key to every server, then watch the old key's last-used time until it stops changing.",
+			"Revoke the old key in Settings, then API keys, once nothing uses it."},
+		Tags: []string{"api keys", "settings", "security"}}
+	if _, err := db.ImportEntities(ctx, []assistant.Entity{article}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResponse(t, db, r)
+	if !strings.Contains(r.Response, "[blog:help-rotate-api-keys]") {
+		t.Fatalf("the imported article is not cited:\n%s", r.Response)
+	}
+	if len(r.RagHits) == 0 || r.RagHits[0].Source != "blog:help-rotate-api-keys" {
+		t.Errorf("the imported article does not lead rag_hits: %+v", r.RagHits)
+	}
+	if !chat.Answered(r) {
+		t.Errorf("confidence %s (%.3f)", r.Confidence.Level, r.Confidence.Score)
+	}
+}
+
+// TestRemoteModelGetsTheScopeRule: a hosted model is told to decline what
+// is out of scope and sees the service's scope reading in the search
+// result; its decline is judged like the builtin's.
+func TestRemoteModelGetsTheScopeRule(t *testing.T) {
+	p := &scripted{responses: []llm.Response{
+		{ToolCalls: []llm.ToolCall{{ID: "1", Name: chat.ToolSearch, Arguments: json.RawMessage(`{"query":"lasagna recipe"}`)}}},
+		{Content: "I can only help with questions about running a business, such as pricing, cash and customers."},
+	}}
+	s, _, _ := newService(t, p, nil)
+	r, err := s.Run(context.Background(), chat.Request{Message: "Give me a good recipe for lasagna", Mode: "success"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	system := p.requests[0].Messages[0].Content
+	if !strings.Contains(system, "decline") || !strings.Contains(system, "Cite") {
+		t.Errorf("the system prompt does not state the scope and citation rules:\n%s", system)
+	}
+	var res chat.SearchResult
+	for _, m := range p.requests[1].Messages {
+		if m.Role == llm.RoleTool {
+			if err := json.Unmarshal([]byte(m.Content), &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if res.Scope.InScope || len(res.Scope.OffTopic) == 0 {
+		t.Errorf("the search result does not report the question out of scope: %+v", res.Scope)
+	}
+	if r.Confidence.Level != "none" || len(r.RagHits) != 0 {
+		t.Errorf("a remote decline: confidence %s, rag_hits %v", r.Confidence.Level, r.RagHits)
+	}
+}
+
+// TestScopeWords: the scope rule's word lists load, and a few readings
+// hold.
+func TestScopeWords(t *testing.T) {
+	cases := []struct {
+		q    string
+		want bool
+	}{
+		{"Our margins shrink every quarter", true},
+		{"our team keeps missing deadlines on client projects", true},
+		{"What rhymes with orange?", false},
+		{"how many grams of sugar are in a donut", false},
+		{"tell me a joke about accountants and invoices", false},
+		{"the price of our new recipe went up, should we raise menu prices?", true},
+	}
+	for _, c := range cases {
+		if got := chat.AssessScope(c.q, nil); got.InScope != c.want {
+			t.Errorf("%q: in scope %v, want %v (%+v)", c.q, got.InScope, c.want, got)
+		}
+	}
+	follow := chat.AssessScope("ok, and what next?", []string{"our churn doubled after the price change"})
+	if !follow.InScope || !follow.FollowUp {
+		t.Errorf("a follow-up to a business question: %+v", follow)
+	}
+	if l := textproc.Language("¿Cómo puedo subir mis ventas este año?"); l != "es" {
+		t.Errorf("language %q, want es", l)
+	}
+}
