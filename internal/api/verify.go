@@ -25,7 +25,7 @@ type verifyRequest struct {
 	Text      string   `json:"text" example:"Kingman showed that waiting time explodes as utilization approaches one [paper:kingman-1961-heavy-traffic]. Kingman published the heavy traffic result in 1973 [paper:kingman-1961-heavy-traffic]. Waiting time grows without bound as a queue's utilization approaches one." doc:"The text to check, 1 to 8000 characters after trimming, with citation tokens written [type:slug] as in chat answers. Each assertive sentence or list item is a claim; a claim is checked against the entities its own tokens cite. A token that does not resolve makes its claim unsupported and is never repeated in the response."`
 	Citations []string `json:"citations,omitempty" maxItems:"100" example:"[\"paper:kingman-1961-heavy-traffic\"]" doc:"Extra evidence, at most 100 citation tokens (type:slug): the entities that claims citing nothing are checked against (as chat checks uncited claims against the knowledge it retrieved). Every token must resolve (400 otherwise)."`
 	Threshold *float64 `json:"threshold,omitempty" minimum:"0" maximum:"1" example:"0.6" doc:"The score a claim must reach to be verified, 0 to 1. Default: the service's own bar (0.6 for the builtin checker)."`
-	Source    string   `json:"source,omitempty" maxLength:"200" doc:"A label of the calling integration; recorded with usage, never changes the verdict."`
+	Source    string   `json:"source,omitempty" maxLength:"200" example:"docs" doc:"A label of the calling integration; recorded with usage, never changes the verdict."`
 }
 
 type verifyInput struct {
