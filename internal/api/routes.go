@@ -108,7 +108,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		Description: "Answers a message in one of four personas, grounded in the knowledge base: the answer with citation tokens, " +
 			"the tool calls made (reasoning_trace), the knowledge used (rag_hits) and a confidence verdict. " +
 			"Send `Accept: text/event-stream` to stream the turn as server-sent events: `hop`, `delta`, `final` (the same object as the JSON form) or `error`. " +
-			"Limited to 60 requests per rolling minute per key; every response carries RateLimit headers.",
+			"Limited to 60 requests per rolling minute per key, a budget shared with POST /api/v1/verify; every response carries RateLimit headers.",
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusBadGateway},
 	})
 	chatOp.Responses = map[string]*huma.Response{"200": {
