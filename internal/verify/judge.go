@@ -88,7 +88,7 @@ type ModelJudge struct {
 	Logger *slog.Logger
 }
 
-// judgeStatus is the verdict of one claim as the model returns it.
+// judgeVerdict is the verdict of one claim as the model returns it.
 type judgeVerdict struct {
 	Claim    int      `json:"claim"`
 	Status   string   `json:"status"`
