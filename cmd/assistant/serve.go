@@ -107,6 +107,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Keys:           verifier,
 		Admin:          adminHandler,
 		Chat:           chatService,
+		Verifier:       chatService.Checker,
 		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, time.Minute, e.now),
 		ChatRateLimit:  cfg.ChatRateLimit,
 	}
@@ -153,7 +154,8 @@ func serve(ctx context.Context, e env, args []string) error {
 
 // newChatService wires the chat turn: the configured model provider, the
 // store as knowledge, retriever and turn recorder, the diagnosis, the
-// personas and the verifier.
+// personas and the verifier (newVerifier), which POST /api/v1/verify
+// shares.
 func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
@@ -165,8 +167,19 @@ func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, no
 	}
 	return &chat.Service{
 		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d), Recorder: db,
-		Checker: verify.New(), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
+		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
+}
+
+// newVerifier returns the claim verifier: with a remote model provider
+// (openai, anthropic) the model judges claims, with the builtin checker as
+// its fallback on any failure; with the builtin provider, the builtin
+// checker alone.
+func newVerifier(cfg *config.Config, provider llm.Provider, logger *slog.Logger) verify.Verifier {
+	if cfg.LLMProvider == "builtin" {
+		return verify.New()
+	}
+	return &verify.ModelJudge{Provider: provider, Fallback: verify.New(), Logger: logger}
 }
 
 // newProvider returns the model provider ASSISTANT_LLM_PROVIDER selects.

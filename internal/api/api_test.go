@@ -23,6 +23,7 @@ import (
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/sqlite"
+	"github.com/constraintlab/assistant/internal/verify"
 )
 
 // clock is a settable fake clock.
@@ -73,7 +74,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		Chat: newChatService(t, db, dg, clk.Now), ChatLimiter: ratelimit.NewSlidingWindow(60, time.Minute, clk.Now), ChatRateLimit: 60,
+		Chat: newChatService(t, db, dg, clk.Now), Verifier: verify.New(), ChatLimiter: ratelimit.NewSlidingWindow(60, time.Minute, clk.Now), ChatRateLimit: 60,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 	}
 	h, routes := srv.HandlerAndRoutes()

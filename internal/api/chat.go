@@ -152,7 +152,7 @@ func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
 // Delta implements chat.Events.
 func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
 
-// keyRateLimit applies the per-key limit of D2b to the chat endpoint:
+// keyRateLimit applies the per-key limit of D2b to chat and verify:
 // every response carries RateLimit-Policy and RateLimit; past the limit
 // the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
 // after authentication, so failed authentication counts against no key.
@@ -191,5 +191,6 @@ func keyRateLimit(lim ratelimit.Limiter, limit int, logger interface {
 	}
 }
 
-// limitedPaths are the endpoints under the per-key limit.
-var limitedPaths = map[string]bool{"/api/v1/chat": true}
+// limitedPaths are the endpoints under the per-key limit. Verify shares
+// chat's budget and policy name (D22): one window per key for both.
+var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true}

@@ -108,7 +108,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		Description: "Answers a message in one of four personas, grounded in the knowledge base: the answer with citation tokens, " +
 			"the tool calls made (reasoning_trace), the knowledge used (rag_hits) and a confidence verdict. " +
 			"Send `Accept: text/event-stream` to stream the turn as server-sent events: `hop`, `delta`, `final` (the same object as the JSON form) or `error`. " +
-			"Limited to 60 requests per rolling minute per key; every response carries RateLimit headers.",
+			"Limited to 60 requests per rolling minute per key, a budget shared with POST /api/v1/verify; every response carries RateLimit headers.",
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusBadGateway},
 	})
 	chatOp.Responses = map[string]*huma.Response{"200": {
@@ -120,6 +120,19 @@ func (s *Server) handler() (http.Handler, []string) {
 	}}
 	if s.Chat != nil {
 		huma.Register(api, chatOp, s.chatTurn)
+	}
+	if s.Verifier != nil {
+		huma.Register(api, authenticated(huma.Operation{
+			OperationID: "verify", Method: http.MethodPost, Path: "/api/v1/verify", Tags: []string{"Verify"},
+			Summary: "Check any text against the knowledge base",
+			Description: "Returns the confidence object that chat answers carry, for text produced anywhere: each claim (assertive sentence or list item) " +
+				"is verified, unsupported or contradicted, with the passage that decided it. A claim is checked against the entities its own " +
+				"[type:slug] tokens cite; a claim that cites nothing is checked against `citations`. A token that does not resolve makes its claim " +
+				"unsupported and is never repeated. `threshold` sets the score a claim must reach to be verified. " +
+				"With a remote model provider configured, the model judges the claims and the builtin checker is the fallback. " +
+				"Shares the per-key limit of chat (60 requests per rolling minute, policy \"chat\"); every response carries RateLimit headers.",
+			Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests},
+		}), s.verifyText)
 	}
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.

@@ -22,6 +22,7 @@ import (
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/verify"
 )
 
 // Server holds what the handlers need. Every field is required unless
@@ -58,6 +59,9 @@ type Server struct {
 	Chat          *chat.Service
 	ChatLimiter   ratelimit.Limiter
 	ChatRateLimit int
+	// Verifier answers POST /api/v1/verify (nil: the route is not served);
+	// it counts against the same per-key limit as Chat (D22).
+	Verifier verify.Verifier
 	// Admin, optional, is the admin area's handler, mounted at /admin/.
 	Admin http.Handler
 }

@@ -28,13 +28,15 @@ type TurnRecorder interface {
 
 // Service answers chat turns. Every field is required except Diagnoser
 // (without it the operator persona does without diagnose_constraint).
+// Checker judges the answer's claims: the builtin *verify.Checker, or a
+// *verify.ModelJudge when a remote model is configured.
 type Service struct {
 	Provider  llm.Provider
 	Knowledge assistant.KnowledgeStore
 	Retriever assistant.Retriever
 	Diagnoser Diagnoser
 	Recorder  TurnRecorder
-	Checker   *verify.Checker
+	Checker   verify.Verifier
 	Personas  map[string]Persona
 	Now       func() time.Time
 	// MaxHops bounds the tool calls of one turn (default 6).
@@ -239,7 +241,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	// The verifier sees the original text, so a claim carrying an
 	// invented token is judged unsupported; the client never sees the
 	// token.
-	conf := s.Checker.Check(answer, evidence, hits)
+	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
 	clean := citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
 		m := citationToken.FindStringSubmatch(tok)
 		if _, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]; ok {
