@@ -2,6 +2,7 @@ package chat
 
 import (
 	_ "embed"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -39,13 +40,15 @@ var scopeYAML []byte
 // lexicon holds the stems (and stemmed phrases) of the scope word lists.
 type lexicon struct {
 	business, weakBusiness, offTopic [][]string
+	offTopicShapes                   []*regexp.Regexp
 }
 
 var loadLexicon = sync.OnceValue(func() *lexicon {
 	var raw struct {
 		Business     string `yaml:"business"`
 		WeakBusiness string `yaml:"weak_business"`
-		OffTopic     string `yaml:"off_topic"`
+		OffTopic     string   `yaml:"off_topic"`
+		Shapes       []string `yaml:"off_topic_patterns"`
 	}
 	if err := yaml.Unmarshal(scopeYAML, &raw); err != nil {
 		panic("chat: scope.yaml: " + err.Error()) // embedded; a test loads it
@@ -61,7 +64,11 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		}
 		return out
 	}
-	return &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
+	lex := &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
+	for _, p := range raw.Shapes {
+		lex.offTopicShapes = append(lex.offTopicShapes, regexp.MustCompile(`(?i)`+p))
+	}
+	return lex
 })
 
 // matches returns the words of the text (as written) that one of the
@@ -90,7 +97,8 @@ func matches(words []string, entries [][]string) []string {
 // that place it in running a business outweigh, by at least one, those
 // that place it elsewhere. A word that as often means something else, such
 // as "return" or "account", weighs half, and so does speaking as "we" or
-// "our", the way people speak of their company. A question in another language is read through
+// "our", the way people speak of their company. A question shaped like a programming task, a matter of
+// one's own life or a trivia question weighs two against. A question in another language is read through
 // a small glossary of business words. A follow-up that names no business
 // itself ("we tried that, now what?") is in scope when the conversation's
 // earlier user turns were and it has nothing off topic.
@@ -125,6 +133,13 @@ func assessText(text string) Scope {
 	if slices.ContainsFunc(words, func(w string) bool { return w == "we" || w == "our" || w == "us" || w == "were" || w == "weve" }) {
 		weight += 0.5 // companies speak of themselves as "we"
 	}
-	s.InScope = weight-float64(len(s.OffTopic)) >= 1
+	against := float64(len(s.OffTopic))
+	for _, re := range lex.offTopicShapes {
+		if m := re.FindString(text); m != "" {
+			s.OffTopic = append(s.OffTopic, strings.TrimSpace(m))
+			against += 2
+		}
+	}
+	s.InScope = weight-against >= 1
 	return s
 }

@@ -270,6 +270,9 @@ func (t turn) newPicker() *picker {
 	}
 	if tried := t.tried(); tried != "" {
 		p.avoid = textproc.TermSet(tried)
+		for term := range p.avoid {
+			delete(p.terms, term) // what was tried is not what to answer
+		}
 	}
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
