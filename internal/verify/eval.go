@@ -46,22 +46,15 @@ func ReadJSONL[T any](r io.Reader) ([]T, error) {
 	return out, sc.Err()
 }
 
-// EvidenceScore is how well the best passage of free evidence sentences
-// (a sentence or two adjacent ones) covers the claim, 0 to 1.
+// EvidenceScore is the probability, 0 to 1, that the evidence sentences
+// (in page order) support every part of the claim: the score a claim is
+// held to the threshold with, computed as for the knowledge base.
 func EvidenceScore(claim string, evidence []string) float64 {
-	terms := uniqueTerms(claim)
-	best := 0.0
-	for i, s := range evidence {
-		if sc := newPassage(s).coverage(terms); sc > best {
-			best = sc
-		}
-		if i > 0 {
-			if sc := newPassage(evidence[i-1] + " " + s).coverage(terms); sc > best {
-				best = sc
-			}
-		}
+	ev := newEvidence()
+	for _, s := range evidence {
+		ev.add(s, 0)
 	}
-	return best
+	return probability(ev.features(claim).x)
 }
 
 // WiCEResult is the D26 report of `assistant eval verify` on a WiCE file.

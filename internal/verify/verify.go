@@ -34,7 +34,7 @@ const (
 
 // DefaultThreshold is the coverage a passage must reach for a claim to be
 // verified; tuned on the development sets (docs/api.md gives the figures).
-const DefaultThreshold = 0.6
+const DefaultThreshold = 0.5
 
 // Verdict is the check of one claim (D7).
 type Verdict struct {
@@ -202,26 +202,33 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 			return v
 		}
 	}
-	best, bestScore, bestEntity := "", 0.0, assistant.Entity{}
-	claimTerms := uniqueTerms(v.Claim)
+	// Each source is scored on its own: a claim must be supported by one
+	// entity, not stitched together from several.
+	score := -1.0
 	for _, e := range sources {
-		for _, p := range index.passages(e) {
-			if s := p.coverage(claimTerms); s > bestScore {
-				best, bestScore, bestEntity = p.text, s, e
+		ev := index.evidence(e)
+		f := ev.features(v.Claim)
+		p := probability(f.x)
+		if p <= score {
+			continue
+		}
+		score, v.Evidence = p, nil
+		if len(f.best) > 0 && f.x[fBest] > 0 {
+			var parts []string
+			for _, i := range f.best {
+				parts = append(parts, ev.texts[i])
 			}
+			v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet(strings.Join(parts, " "))}
 		}
 	}
-	v.Score = math.Round(bestScore*1000) / 1000
-	if best != "" {
-		v.Evidence = &Evidence{Type: string(bestEntity.Type), Slug: bestEntity.Slug, Snippet: snippet(best)}
-	}
-	if bestScore >= c.Threshold {
+	v.Score = math.Round(score*1000) / 1000
+	if score >= c.Threshold {
 		v.Status, v.Reason = Verified, "the cited knowledge states it"
 		if len(cl.Citations) == 0 {
 			v.Reason = "the retrieved knowledge states it"
 		}
 	} else {
-		v.Status, v.Reason = Unsupported, fmt.Sprintf("no passage covers it (best %.2f)", bestScore)
+		v.Status, v.Reason = Unsupported, fmt.Sprintf("no passage covers it (best %.2f)", score)
 	}
 	return v
 }
@@ -239,12 +246,7 @@ func passages(e assistant.Entity) []string {
 	}
 	out := []string{meta + "."}
 	sentences := textproc.Sentences(e.Summary)
-	for i, s := range sentences {
-		out = append(out, s)
-		if i > 0 {
-			out = append(out, sentences[i-1]+" "+s)
-		}
-	}
+	out = append(out, sentences...)
 	for _, list := range [][]string{e.KeyIdeas, e.WhenToUse, e.Pitfalls} {
 		out = append(out, list...)
 	}
@@ -254,56 +256,20 @@ func passages(e assistant.Entity) []string {
 	return out
 }
 
-func uniqueTerms(s string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range textproc.Terms(s) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// passage is a unit of evidence with its terms.
-type passage struct {
-	text  string
-	terms map[string]bool
-}
-
-func newPassage(text string) passage { return passage{text: text, terms: textproc.TermSet(text)} }
-
-// coverage is the share of the claim's terms found in the passage.
-func (p passage) coverage(claimTerms []string) float64 {
-	if len(claimTerms) == 0 {
-		return 0
-	}
-	n := 0
-	for _, t := range claimTerms {
-		if p.terms[t] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(claimTerms))
-}
-
 // evidenceIndex analyses each entity's passages once per check, however
 // many claims are held against them.
-type evidenceIndex map[assistant.Token][]passage
+type evidenceIndex map[assistant.Token]*evidence
 
-func (ix evidenceIndex) passages(e assistant.Entity) []passage {
-	t := e.Token()
-	if ps, ok := ix[t]; ok {
-		return ps
+func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
+	if ev, ok := ix[e.Token()]; ok {
+		return ev
 	}
-	texts := passages(e)
-	ps := make([]passage, len(texts))
-	for i, text := range texts {
-		ps[i] = newPassage(text)
+	ev := newEvidence()
+	for _, text := range passages(e) {
+		ev.add(text, 0)
 	}
-	ix[t] = ps
-	return ps
+	ix[e.Token()] = ev
+	return ev
 }
 
 func snippet(s string) string {

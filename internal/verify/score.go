@@ -1,0 +1,312 @@
+package verify
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// This file is the scoring core shared by the knowledge base and WiCE-style
+// evidence: a claim is held against an ordered list of passages (an
+// entity's fields, or the sentences of a web page) and gets the
+// probability that the passages support all of it.
+
+// unit is an analysed claim or passage.
+type unit struct {
+	terms   []string        // unique stems of the content words, in order
+	set     map[string]bool // the same as a set
+	numbers []string        // normalised numbers ("260000", "2004", "3")
+	words   []string        // lowercase words, stop words included
+	names   []string        // claims only: lowercase capitalised words not at the start
+	neg     bool            // a negation word occurs
+}
+
+var (
+	numberPattern = regexp.MustCompile(`\d[\d,]*(?:\.\d+)?`)
+	numberWords   = map[string]string{"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+		"seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "first": "1",
+		"second": "2", "third": "3", "fourth": "4", "fifth": "5", "dozen": "12", "hundred": "100", "thousand": "1000"}
+	negations = map[string]bool{"not": true, "no": true, "never": true, "none": true, "nor": true, "without": true,
+		"cannot": true, "nobody": true, "nothing": true, "neither": true}
+)
+
+func analyse(text string, claim bool) unit {
+	u := unit{set: map[string]bool{}}
+	u.words = textproc.Words(text)
+	for _, w := range u.words {
+		if negations[w] || strings.HasSuffix(w, "nt") && textproc.IsStopWord(w) {
+			u.neg = true
+		}
+		if textproc.IsStopWord(w) {
+			continue
+		}
+		t := textproc.Stem(w)
+		if !u.set[t] {
+			u.set[t] = true
+			u.terms = append(u.terms, t)
+		}
+	}
+	for _, m := range numberPattern.FindAllString(text, -1) {
+		n := strings.TrimRight(strings.ReplaceAll(m, ",", ""), ".")
+		u.numbers = append(u.numbers, n)
+	}
+	for _, w := range u.words {
+		if n, ok := numberWords[w]; ok {
+			u.numbers = append(u.numbers, n)
+		}
+	}
+	if claim {
+		u.names = capitalised(text)
+	}
+	return u
+}
+
+// capitalised returns the lowercase form of the capitalised words of text
+// that do not start a sentence and are not stop words: the names a claim
+// relies on.
+func capitalised(text string) []string {
+	var out []string
+	start := true
+	for _, f := range strings.Fields(text) {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		r, _ := utf8.DecodeRuneInString(w)
+		if w != "" && !start && unicode.IsUpper(r) {
+			for _, part := range textproc.Words(w) {
+				if !textproc.IsStopWord(part) && len(part) > 1 {
+					out = append(out, part)
+				}
+			}
+		}
+		start = strings.HasSuffix(f, ".") || strings.HasSuffix(f, ":") || w == ""
+	}
+	return out
+}
+
+// evidence is an ordered list of analysed passages.
+type evidence struct {
+	texts []string
+	units []unit
+	// group[i] identifies the source of passage i (an entity); passages
+	// are windowed only within one source.
+	group []int
+	terms map[string]bool
+	words map[string]bool
+	nums  map[string]bool
+}
+
+func newEvidence() *evidence {
+	return &evidence{terms: map[string]bool{}, words: map[string]bool{}, nums: map[string]bool{}}
+}
+
+func (ev *evidence) add(text string, group int) {
+	u := analyse(text, false)
+	ev.texts = append(ev.texts, text)
+	ev.units = append(ev.units, u)
+	ev.group = append(ev.group, group)
+	for _, t := range u.terms {
+		ev.terms[t] = true
+	}
+	for _, w := range u.words {
+		ev.words[w] = true
+	}
+	for _, n := range u.numbers {
+		ev.nums[n] = true
+	}
+}
+
+// weight is how much a claim term counts: rare words (names, specific
+// nouns, numbers) count more than common ones.
+func weight(term string) float64 { return termWeight(term) }
+
+// cover is the weighted share of the claim's terms found in the union of
+// the given passages.
+func (ev *evidence) cover(c *unit, ws []float64, total float64, idx ...int) float64 {
+	if total == 0 {
+		return 0
+	}
+	got := 0.0
+	for i, t := range c.terms {
+		for _, j := range idx {
+			if ev.units[j].set[t] {
+				got += ws[i]
+				break
+			}
+		}
+	}
+	return got / total
+}
+
+// features of a claim against evidence, in the order of modelWeights.
+type features struct {
+	x     []float64
+	best  []int // the passages that support the claim best
+	plain float64
+}
+
+const (
+	fBest = iota
+	fGreedy
+	fUnion
+	fSubMin
+	fMissNum
+	fMissName
+	fLen
+	fMissWeight
+	fPlain
+	nFeatures
+)
+
+var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain"}
+
+func (ev *evidence) features(claim string) features {
+	c := analyse(claim, true)
+	f := features{x: make([]float64, nFeatures)}
+	ws := make([]float64, len(c.terms))
+	total := 0.0
+	for i, t := range c.terms {
+		ws[i] = weight(t)
+		total += ws[i]
+	}
+	// A claim of a few words is matched by chance more easily: its
+	// coverage is measured against at least minClaimWeight.
+	total = max(total, minClaimWeight)
+	n := len(ev.units)
+	// Best single passage or window of two neighbours.
+	bestScore, best := -1.0, []int{}
+	for i := 0; i < n; i++ {
+		if s := ev.cover(&c, ws, total, i); s > bestScore {
+			bestScore, best = s, []int{i}
+		}
+		if i > 0 && ev.group[i] == ev.group[i-1] {
+			if s := ev.cover(&c, ws, total, i-1, i); s > bestScore+1e-9 {
+				bestScore, best = s, []int{i - 1, i}
+			}
+		}
+	}
+	if n == 0 {
+		bestScore = 0
+	}
+	f.x[fBest] = bestScore
+	f.best = best
+	// Plain (unweighted) coverage of the best passage.
+	if len(best) > 0 && len(c.terms) > 0 {
+		ones := make([]float64, len(c.terms))
+		for i := range ones {
+			ones[i] = 1
+		}
+		f.plain = ev.cover(&c, ones, float64(len(c.terms)), best...)
+	}
+	f.x[fPlain] = f.plain
+	f.x[fGreedy] = ev.greedy(&c, ws, total, 3)
+	// Union over all the evidence.
+	if total > 0 {
+		miss := 0.0
+		for i, t := range c.terms {
+			if !ev.terms[t] {
+				miss += ws[i]
+			}
+		}
+		f.x[fUnion] = 1 - miss/total
+		f.x[fMissWeight] = miss
+	}
+	// Sub-claims: every part must be supported.
+	f.x[fSubMin] = 1
+	for _, part := range subClaims(claim) {
+		p := analyse(part, false)
+		if len(p.terms) < 2 {
+			continue
+		}
+		pw := make([]float64, len(p.terms))
+		pt := 0.0
+		for i, t := range p.terms {
+			pw[i] = weight(t)
+			pt += pw[i]
+		}
+		if s := ev.greedy(&p, pw, pt, 2); s < f.x[fSubMin] {
+			f.x[fSubMin] = s
+		}
+	}
+	for _, num := range c.numbers {
+		if !ev.nums[num] {
+			f.x[fMissNum]++
+		}
+	}
+	for _, name := range c.names {
+		if !ev.words[name] && !ev.terms[textproc.Stem(name)] {
+			f.x[fMissName]++
+		}
+	}
+	f.x[fLen] = math.Log1p(float64(len(c.terms)))
+	return f
+}
+
+// greedy picks up to k passages, each time the one that adds the most
+// uncovered weight, and returns the weighted coverage they reach.
+func (ev *evidence) greedy(c *unit, ws []float64, total float64, k int) float64 {
+	if total == 0 {
+		return 0
+	}
+	covered := make([]bool, len(c.terms))
+	got := 0.0
+	for round := 0; round < k; round++ {
+		bestGain, bestJ := 0.0, -1
+		for j := range ev.units {
+			gain, n := 0.0, 0
+			for i, t := range c.terms {
+				if !covered[i] && ev.units[j].set[t] {
+					gain += ws[i]
+					n++
+				}
+			}
+			if round > 0 && n < greedyMinTerms {
+				continue
+			}
+			if gain > bestGain+1e-12 {
+				bestGain, bestJ = gain, j
+			}
+		}
+		if bestJ < 0 {
+			break
+		}
+		for i, t := range c.terms {
+			if ev.units[bestJ].set[t] {
+				covered[i] = true
+			}
+		}
+		got += bestGain
+	}
+	return got / total
+}
+
+// greedyMinTerms is how many new claim terms a passage must add to join
+// the evidence after the first.
+var greedyMinTerms = 2
+
+// minClaimWeight is the least total weight coverage is divided by.
+var minClaimWeight = 5.0
+
+var clauseSplit = regexp.MustCompile(`\s*(?:[,;:()–—]|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b|\bwhere\b|\bwhen\b|\bafter\b|\bbefore\b|\bincluding\b|\bwith\b)\s*`)
+
+// subClaims splits a claim into its clauses and list items.
+func subClaims(claim string) []string {
+	var out []string
+	for _, p := range clauseSplit.Split(claim, -1) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// probability turns features into the probability of support.
+func probability(x []float64) float64 {
+	z := modelBias
+	for i, w := range modelWeights {
+		z += w * x[i]
+	}
+	return 1 / (1 + math.Exp(-z))
+}
