@@ -58,12 +58,14 @@ func TestFitWiCE(t *testing.T) {
 	}
 	X := make([][]float64, len(rows))
 	y := make([]float64, len(rows))
+	missNum := make([]bool, len(rows))
 	for i, r := range rows {
 		ev := newEvidence()
 		for _, s := range r.Evidence {
 			ev.add(s, 0)
 		}
 		fs := ev.features(r.Claim)
+		missNum[i] = fs.x[fMissNum] > 0
 		for _, j := range use {
 			X[i] = append(X[i], fs.x[j])
 		}
@@ -95,6 +97,9 @@ func TestFitWiCE(t *testing.T) {
 		for i := range X {
 			if i%folds == k {
 				oof[i] = predict(w, b, X[i])
+				if missNum[i] {
+					oof[i] = min(oof[i], missingNumberCap)
+				}
 			}
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -45,6 +44,10 @@ type Verdict struct {
 	Score     float64   `json:"score" doc:"How well the best passage covers the claim, 0 to 1 (0 when contradicted)."`
 	// Reason says in a few words why the claim got its status.
 	Reason string `json:"reason"`
+	// Basis tells two kinds of unsupported claims apart: no_evidence
+	// (nothing relevant was found) or insufficient (the closest passage
+	// falls short). Empty, and omitted, for the other statuses.
+	Basis string `json:"basis,omitempty" enum:"no_evidence,insufficient" doc:"Unsupported only: no_evidence (nothing relevant found) or insufficient (the closest passage falls short)."`
 }
 
 // Evidence is the passage of an entity that supports or contradicts a
@@ -180,7 +183,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	if len(cl.Invalid) > 0 {
 		// The invented token itself is not repeated: it must not reach the
 		// client in any form (D6).
-		v.Status, v.Reason = Unsupported, "cites a source that is not in the knowledge base"
+		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "cites a source that is not in the knowledge base"
 		return v
 	}
 	var sources []assistant.Entity
@@ -191,12 +194,12 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		sources = hits
 	}
 	if len(sources) == 0 {
-		v.Status, v.Reason = Unsupported, "no evidence to check it against"
+		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "no evidence to check it against"
 		return v
 	}
 	// Metadata first: a wrong year, author or title is a contradiction.
 	if len(cl.Citations) > 0 {
-		if e, snippet, reason := contradiction(v.Claim, sources); reason != "" {
+		if e, snippet, reason := contradiction(v.Claim, sources, index); reason != "" {
 			v.Status, v.Reason = Contradicted, reason
 			v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet}
 			return v
@@ -204,15 +207,25 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	}
 	// Each source is scored on its own: a claim must be supported by one
 	// entity, not stitched together from several.
-	score := -1.0
+	score, overlap := -1.0, 0.0
 	for _, e := range sources {
 		ev := index.evidence(e)
 		f := ev.features(v.Claim)
 		p := probability(f.x)
+		// A phrase quoted word for word from the source supports the
+		// claim when what the claim says around it holds too (or is too
+		// short to say anything).
+		if q, i := ev.quoted(v.Claim); q {
+			rest := ev.features(quotedPhrase.ReplaceAllString(v.Claim, " "))
+			if rest.terms < 3 || probability(rest.x) >= c.Threshold {
+				p, f.best = max(p, 1), []int{i}
+				f.x[fBest] = max(f.x[fBest], 1)
+			}
+		}
 		if p <= score {
 			continue
 		}
-		score, v.Evidence = p, nil
+		score, overlap, v.Evidence = p, f.x[fBest], nil
 		if len(f.best) > 0 && f.x[fBest] > 0 {
 			var parts []string
 			for _, i := range f.best {
@@ -222,16 +235,36 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		}
 	}
 	v.Score = math.Round(score*1000) / 1000
-	if score >= c.Threshold {
+	switch {
+	case score >= c.Threshold:
 		v.Status, v.Reason = Verified, "the cited knowledge states it"
 		if len(cl.Citations) == 0 {
 			v.Reason = "the retrieved knowledge states it"
 		}
-	} else {
-		v.Status, v.Reason = Unsupported, fmt.Sprintf("no passage covers it (best %.2f)", score)
+	case overlap < relevantOverlap:
+		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "nothing relevant found in the sources"
+		if v.Evidence == nil {
+			v.Reason = "nothing in the sources mentions it"
+		}
+	default:
+		v.Status, v.Basis, v.Reason = Unsupported, Insufficient, fmt.Sprintf("the closest passage falls short (score %.2f)", score)
 	}
 	return v
 }
+
+// Bases of an unsupported verdict.
+const (
+	// NoEvidence: no source to check against, or no passage shares a
+	// third of the claim's (weighted) words.
+	NoEvidence = "no_evidence"
+	// Insufficient: a relevant passage exists but does not support all
+	// of the claim.
+	Insufficient = "insufficient"
+)
+
+// relevantOverlap is the weighted share of a claim's words a passage must
+// have for the claim to count as addressed by the sources.
+const relevantOverlap = 1.0 / 3
 
 // passages are the units of evidence of an entity: its metadata line, the
 // sentences of its summary, each list item, and adjacent pairs of summary
@@ -284,19 +317,33 @@ func snippet(s string) string {
 	return s[:cut] + "…"
 }
 
-var quotedTitle = regexp.MustCompile(`["“]([^"”]{4,})["”]`)
+var quotedPhrase = regexp.MustCompile(`["“]([^"”]{4,})["”]`)
+
+// titleBefore and titleAfter recognise a quoted phrase that the sentence
+// presents as the name of a work: "in "The Goal"", "the book "X"",
+// "titled "X"", "Kingman published "X"", ""X" by Goldratt", ""X" (1984)".
+var (
+	titleBefore = regexp.MustCompile(`(?i)\b(?:in|book|books|paper|papers|essay|article|articles|talk|lecture|report|memo|titled|entitled|published|wrote|authored|released|classic|bestseller)\s*["“]?$`)
+	titleAfter  = regexp.MustCompile(`^\s*(?:,\s*)?(?:by\b|\(\s*(?:1[5-9]\d\d|20\d\d))`)
+)
 
 // contradiction checks the metadata a claim attributes to the works it
 // cites: years, author names and quoted titles. It returns the entity, a
 // snippet and a reason when the claim gets one of them wrong.
-func contradiction(claim string, sources []assistant.Entity) (assistant.Entity, string, string) {
+func contradiction(claim string, sources []assistant.Entity, index evidenceIndex) (assistant.Entity, string, string) {
 	e := sources[0]
 	meta := passages(e)[0]
-	// A quoted title must be the title of a cited work.
-	for _, m := range quotedTitle.FindAllStringSubmatch(claim, -1) {
-		if !anyEntity(sources, func(x assistant.Entity) bool { return sameTitle(m[1], x.Title) }) {
-			return e, meta, fmt.Sprintf("the cited work is titled %q", e.Title)
+	// A quoted phrase that the sentence presents as a work's title must be
+	// the title of a cited work, unless the sources say it word for word.
+	for _, m := range quotedPhrase.FindAllStringSubmatchIndex(claim, -1) {
+		phrase := claim[m[2]:m[3]]
+		if !titleBefore.MatchString(claim[:m[0]]) && !titleAfter.MatchString(claim[m[1]:]) {
+			continue
 		}
+		if anyEntity(sources, func(x assistant.Entity) bool { return sameTitle(phrase, x.Title) || namesWork(x, phrase) }) {
+			continue
+		}
+		return e, meta, fmt.Sprintf("the cited work is titled %q", e.Title)
 	}
 	// A year must be the cited work's year (or appear in its text).
 	for _, y := range yearPattern.FindAllString(claim, -1) {
@@ -307,17 +354,47 @@ func contradiction(claim string, sources []assistant.Entity) (assistant.Entity, 
 			return e, meta, fmt.Sprintf("the cited work is from %s, not %s", yearOf(e), y)
 		}
 	}
-	// Names said to have written the work must be among its authors.
-	for _, name := range attributedNames(claim) {
-		if !anyEntity(sources, func(x assistant.Entity) bool { return hasAuthorWord(x, name) }) {
-			who := strings.Join(e.Authors, ", ")
-			if who == "" {
-				who = "unknown"
+	// Each person said to have written the work (a run of capitalised
+	// words: "Investor Dave McClure") must be among its authors: one of the
+	// run's words must be a word of an author's name. A group of names the
+	// source itself spells out ("Bain & Company") is not a contradiction.
+	for _, group := range attributedNames(claim) {
+		if len(strings.Fields(group.text)) > 1 && anyEntity(sources, func(x assistant.Entity) bool { return mentions(x, group.text) }) {
+			continue
+		}
+		for _, person := range group.people {
+			if !anyEntity(sources, func(x assistant.Entity) bool { return slices.ContainsFunc(person, func(w string) bool { return hasAuthorWord(x, w) }) }) {
+				who := strings.Join(e.Authors, ", ")
+				if who == "" {
+					who = "unknown"
+				}
+				return e, meta, fmt.Sprintf("the cited work is by %s, not %s", who, strings.Join(person, " "))
 			}
-			return e, meta, fmt.Sprintf("the cited work is by %s, not %s", who, name)
 		}
 	}
 	return assistant.Entity{}, "", ""
+}
+
+// namesWork reports whether the entity's own text presents phrase as the
+// name of a work ("his 1995 book The E-Myth Revisited", "his 2007 talk
+// "Startup Metrics for Pirates"").
+func namesWork(e assistant.Entity, phrase string) bool {
+	p := strings.ToLower(strings.TrimSpace(phrase))
+	for _, text := range passages(e) {
+		lower := strings.ToLower(text)
+		for from := 0; ; {
+			i := strings.Index(lower[from:], p)
+			if i < 0 {
+				break
+			}
+			i += from
+			if titleBefore.MatchString(text[:i]) || titleAfter.MatchString(strings.TrimLeft(text[i+len(p):], "\"”")) {
+				return true
+			}
+			from = i + len(p)
+		}
+	}
+	return false
 }
 
 func anyEntity(list []assistant.Entity, f func(assistant.Entity) bool) bool {
@@ -350,23 +427,53 @@ var (
 	afterBy    = regexp.MustCompile(`\bby\s+((?:[A-Z][\p{L}'’.-]*)(?:\s+(?:and\s+)?[A-Z][\p{L}'’.-]*)*)`)
 )
 
-func attributedNames(claim string) []string {
-	var names []string
+// nameGroup is the text a claim credits with a work and the people in it.
+type nameGroup struct {
+	text   string
+	people [][]string
+}
+
+func attributedNames(claim string) []nameGroup {
+	var groups []nameGroup
+	claim = quotedPhrase.ReplaceAllString(claim, "the work") // a title's words are not names
 	for _, re := range []*regexp.Regexp{beforeVerb, afterBy} {
 		for _, m := range re.FindAllStringSubmatch(claim, -1) {
+			g := nameGroup{text: m[1]}
+			var person []string
 			for _, w := range strings.Fields(m[1]) {
 				w = strings.Trim(w, "'’,")
-				if w == "and" || w == "&" || w == "The" || w == "In" || w == "A" || len(w) < 2 {
+				if w == "and" || w == "&" {
+					if len(person) > 0 {
+						g.people = append(g.people, person)
+					}
+					person = nil
 					continue
 				}
-				names = append(names, w)
+				if w == "The" || w == "In" || w == "A" || len(w) < 2 {
+					continue
+				}
+				person = append(person, w)
+			}
+			if len(person) > 0 {
+				g.people = append(g.people, person)
+			}
+			if len(g.people) > 0 {
+				groups = append(groups, g)
 			}
 		}
 	}
-	sort.Strings(names)
-	return names
+	return groups
 }
 
+// mentions reports whether the entity's text contains s, case included.
+func mentions(e assistant.Entity, s string) bool {
+	for _, text := range passages(e) {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
 // hasAuthorWord reports whether word is one of the words of the entity's
 // author names ("Kingman" in "J. F. C. Kingman", "Jr." in "George Stalk
 // Jr.").
