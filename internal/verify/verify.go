@@ -363,7 +363,9 @@ func contradiction(claim string, sources []assistant.Entity, index evidenceIndex
 			continue
 		}
 		for _, person := range group.people {
-			if !anyEntity(sources, func(x assistant.Entity) bool { return slices.ContainsFunc(person, func(w string) bool { return hasAuthorWord(x, w) }) }) {
+			if !anyEntity(sources, func(x assistant.Entity) bool {
+				return slices.ContainsFunc(person, func(w string) bool { return hasAuthorWord(x, w) })
+			}) {
 				who := strings.Join(e.Authors, ", ")
 				if who == "" {
 					who = "unknown"
@@ -474,6 +476,7 @@ func mentions(e assistant.Entity, s string) bool {
 	}
 	return false
 }
+
 // hasAuthorWord reports whether word is one of the words of the entity's
 // author names ("Kingman" in "J. F. C. Kingman", "Jr." in "George Stalk
 // Jr.").
