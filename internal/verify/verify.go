@@ -305,17 +305,9 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	return ev
 }
 
-func snippet(s string) string {
-	const max = 280
-	if len(s) <= max {
-		return s
-	}
-	cut := strings.LastIndex(s[:max], " ")
-	if cut < max/2 {
-		cut = max
-	}
-	return s[:cut] + "…"
-}
+// snippet cuts a passage to at most 280 bytes at a word boundary, never
+// inside a UTF-8 character.
+func snippet(s string) string { return textproc.Cut(s, 280) }
 
 var quotedPhrase = regexp.MustCompile(`["“]([^"”]{4,})["”]`)
 
