@@ -56,6 +56,8 @@ func TestFitWiCE(t *testing.T) {
 	if s := os.Getenv("VERIFY_MINW"); s != "" {
 		minClaimWeight, _ = strconv.ParseFloat(s, 64)
 	}
+	allFeatures = true
+	defer func() { allFeatures = false }()
 	X := make([][]float64, len(rows))
 	y := make([]float64, len(rows))
 	missNum := make([]bool, len(rows))

@@ -140,6 +140,10 @@ func (ev *evidence) cover(c *unit, ws []float64, total float64, idx ...int) floa
 	return got / total
 }
 
+// allFeatures makes features compute every feature, those the model does
+// not use included (for fitting).
+var allFeatures = false
+
 // features of a claim against evidence, in the order of modelWeights.
 type features struct {
 	x     []float64
@@ -202,7 +206,9 @@ func (ev *evidence) features(claim string) features {
 		f.plain = ev.cover(&c, ones, float64(len(c.terms)), best...)
 	}
 	f.x[fPlain] = f.plain
-	f.x[fGreedy] = ev.greedy(&c, ws, total, 3)
+	if allFeatures || modelWeights[fGreedy] != 0 {
+		f.x[fGreedy] = ev.greedy(&c, ws, total, 3)
+	}
 	// Union over all the evidence.
 	if total > 0 {
 		miss := 0.0
@@ -216,7 +222,11 @@ func (ev *evidence) features(claim string) features {
 	}
 	// Sub-claims: every part must be supported.
 	f.x[fSubMin] = 1
-	for _, part := range subClaims(claim) {
+	var parts []string
+	if allFeatures || modelWeights[fSubMin] != 0 {
+		parts = subClaims(claim)
+	}
+	for _, part := range parts {
 		p := analyse(part, false)
 		if len(p.terms) < 2 {
 			continue
