@@ -5,12 +5,22 @@
 // turn retrieved, and judged verified, unsupported or contradicted.
 //
 // The checks, in order:
-//  1. metadata: a year, an author's name or a quoted title that the claim
-//     attributes to a cited work must match that work; a mismatch is
-//     contradicted (a wrong year or author is never verified);
-//  2. support: the claim's content words (stemmed) must be covered by one
-//     passage of the evidence (a sentence or list item, or two adjacent
-//     ones) at least Threshold; otherwise the claim is unsupported.
+//  1. metadata: a year, an author's name or a quoted phrase presented as
+//     a title that the claim attributes to a cited work must match that
+//     work; a mismatch is contradicted (a wrong year or author is never
+//     verified);
+//  2. support: the claim's score is the probability that one source
+//     supports all of it, from a logistic model (model.go, fit on the WiCE
+//     development set) over rarity-weighted word coverage of the best
+//     passage or window of two neighbouring passages, coverage reached by
+//     up to three passages together, and the numbers and names of the
+//     claim the source never mentions; a number the source never states
+//     caps the probability at 0.05. A phrase quoted word for word from the
+//     source supports the claim when the rest of it holds. The claim is
+//     verified when the score reaches Threshold.
+//
+// The same scoring core (score.go) serves the knowledge base (an entity's
+// fields are its passages) and WiCE-style evidence (a page's sentences).
 package verify
 
 import (
@@ -31,8 +41,10 @@ const (
 	Contradicted = "contradicted"
 )
 
-// DefaultThreshold is the coverage a passage must reach for a claim to be
-// verified; tuned on the development sets (docs/api.md gives the figures).
+// DefaultThreshold is the probability of support a claim needs to be
+// verified. The model is fit with balanced classes, so 0.5 is the point
+// where supported and unsupported claims are weighed alike; it is also the
+// best bar of the cross-validation on the WiCE development set.
 const DefaultThreshold = 0.5
 
 // Verdict is the check of one claim (D7).
@@ -41,7 +53,7 @@ type Verdict struct {
 	Status    string    `json:"status" enum:"verified,unsupported,contradicted"`
 	Citations []string  `json:"citations" doc:"Tokens the claim cites, type:slug."`
 	Evidence  *Evidence `json:"evidence" doc:"The passage that decided the verdict, or null."`
-	Score     float64   `json:"score" doc:"How well the best passage covers the claim, 0 to 1 (0 when contradicted)."`
+	Score     float64   `json:"score" doc:"Estimated probability, 0 to 1, that the sources support the whole claim (0 when contradicted or not checked); verified when it reaches the threshold."`
 	// Reason says in a few words why the claim got its status.
 	Reason string `json:"reason"`
 	// Basis tells two kinds of unsupported claims apart: no_evidence
@@ -82,7 +94,8 @@ func Level(score float64, claims int) string {
 
 // Checker verifies claims.
 type Checker struct {
-	// Threshold is the passage coverage needed for verified.
+	// Threshold is the score (probability of support, 0 to 1) a claim
+	// needs to be verified.
 	Threshold float64
 }
 
