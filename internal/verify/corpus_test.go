@@ -158,3 +158,45 @@ func first(text string) string {
 	}
 	return text
 }
+
+// TestOppositesFromCorpus: a key idea cited to its own entity is verified;
+// the same sentence negated, or with a word swapped for its opposite, is
+// not (it is contradicted).
+func TestOppositesFromCorpus(t *testing.T) {
+	c := verify.New()
+	swaps := [][2]string{{" is ", " is not "}, {" are ", " are not "}, {" increases ", " decreases "}, {" more ", " less "},
+		{" higher ", " lower "}, {" faster ", " slower "}, {" early ", " late "}, {" never ", " always "}, {" rises ", " falls "}}
+	var negated, verified, total int
+	for _, e := range embedded(t) {
+		token := " [" + e.Token().String() + "]"
+		for _, idea := range e.KeyIdeas {
+			if strings.ContainsAny(idea, "\"=") {
+				continue
+			}
+			total++
+			if checkOne(c, strings.TrimSuffix(idea, ".")+token+".", e).Status == verify.Verified {
+				verified++
+			}
+			for _, sw := range swaps {
+				// Bag-of-words contrast cannot tell which of two uses of
+				// a word was changed: sentences that use it twice are
+				// left out.
+				w := strings.TrimSpace(sw[0])
+				if strings.Count(idea, sw[0]) != 1 || len(regexp.MustCompile(`\b`+w+`\b`).FindAllString(idea, -1)) != 1 ||
+					regexp.MustCompile(`\b`+strings.TrimSpace(strings.TrimPrefix(sw[1], sw[0]))+`\b`).MatchString(idea) {
+					continue
+				}
+				negated++
+				changed := strings.Replace(idea, sw[0], sw[1], 1)
+				if v := checkOne(c, strings.TrimSuffix(changed, ".")+token+".", e); v.Status == verify.Verified {
+					t.Errorf("opposite verified: %s", changed)
+				}
+				break
+			}
+		}
+	}
+	t.Logf("%d of %d key ideas verified as written; %d changed ones checked", verified, total, negated)
+	if negated < 20 || float64(verified) < 0.95*float64(total) {
+		t.Errorf("%d of %d key ideas verified, %d changed", verified, total, negated)
+	}
+}

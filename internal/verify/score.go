@@ -22,7 +22,8 @@ type unit struct {
 	numbers []string        // normalised numbers ("260000", "2004", "3")
 	words   []string        // lowercase words, stop words included
 	names   []string        // claims only: lowercase capitalised words not at the start
-	neg     bool            // a negation word occurs
+	negated map[string]bool // stems in the scope of a negation (the three content words after it)
+	stems   map[string]bool // stems of all the words, stop words included
 }
 
 var (
@@ -34,20 +35,63 @@ var (
 		"cannot": true, "nobody": true, "nothing": true, "neither": true}
 )
 
+// clauseBreak ends the scope of a negation.
+var clauseBreak = regexp.MustCompile(`[,;:.!?"“”()\[\]–—]+`)
+
+// negationScope is how many content words after a negation it covers.
+const negationScope = 3
+
+// contracted are the fragments before "t" in a split contraction ("don't"
+// is don, t).
+var contracted = map[string]bool{"don": true, "doesn": true, "didn": true, "isn": true, "aren": true, "wasn": true,
+	"weren": true, "won": true, "can": true, "couldn": true, "shouldn": true, "wouldn": true, "haven": true,
+	"hasn": true, "hadn": true, "ain": true, "mustn": true, "needn": true}
+
 func analyse(text string, claim bool) unit {
-	u := unit{set: map[string]bool{}}
+	u := unit{set: map[string]bool{}, stems: map[string]bool{}, negated: map[string]bool{}}
 	u.words = textproc.Words(text)
-	for _, w := range u.words {
-		if negations[w] || strings.HasSuffix(w, "nt") && textproc.IsStopWord(w) {
-			u.neg = true
+	// Quoted phrases (titles, names of ideas) assert nothing: a negation
+	// inside one ("How Not to Die") negates nothing.
+	var quoted []bool
+	var pieces []string
+	last := 0
+	for _, m := range quotedPhrase.FindAllStringIndex(text, -1) {
+		pieces, quoted = append(pieces, text[last:m[0]], text[m[0]:m[1]]), append(quoted, false, true)
+		last = m[1]
+	}
+	pieces, quoted = append(pieces, text[last:]), append(quoted, false)
+	var clauses []string
+	var inQuote []bool
+	for k, p := range pieces {
+		for _, cl := range clauseBreak.Split(p, -1) {
+			clauses, inQuote = append(clauses, cl), append(inQuote, quoted[k])
 		}
-		if textproc.IsStopWord(w) {
-			continue
-		}
-		t := textproc.Stem(w)
-		if !u.set[t] {
-			u.set[t] = true
-			u.terms = append(u.terms, t)
+	}
+	for k, clause := range clauses {
+		// A negation covers the next negationScope content words of its
+		// clause; a second negation in that scope cancels the first.
+		scope, negated := 0, false
+		words := textproc.Words(clause)
+		for i, w := range words {
+			if !inQuote[k] && (negations[w] || w == "t" && i > 0 && contracted[words[i-1]] || strings.HasSuffix(w, "nt") && textproc.IsStopWord(w)) {
+				negated = scope == 0 || !negated
+				scope = negationScope
+				continue
+			}
+			if textproc.IsStopWord(w) {
+				u.stems[w] = true
+				continue
+			}
+			t := textproc.Stem(w)
+			u.stems[t] = true
+			if scope > 0 {
+				u.negated[t] = u.negated[t] || negated
+				scope--
+			}
+			if !u.set[t] {
+				u.set[t] = true
+				u.terms = append(u.terms, t)
+			}
 		}
 	}
 	for _, m := range numberPattern.FindAllString(text, -1) {
@@ -150,6 +194,9 @@ type features struct {
 	terms int   // content terms of the claim
 	best  []int // the passages that support the claim best
 	plain float64
+	// contrastCover is the plain coverage of the claim by the passage the
+	// negation and antonym features compare it with.
+	contrastCover float64
 }
 
 const (
@@ -162,10 +209,12 @@ const (
 	fLen
 	fMissWeight
 	fPlain
+	fNeg
+	fAntonym
 	nFeatures
 )
 
-var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain"}
+var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain", "negation", "antonym"}
 
 func (ev *evidence) features(claim string) features {
 	c := analyse(claim, true)
@@ -252,6 +301,33 @@ func (ev *evidence) features(claim string) features {
 		}
 	}
 	f.x[fLen] = math.Log1p(float64(len(c.terms)))
+	// Contrast with the passage of the best window that shares most of the
+	// claim: a word they share that one of them negates and the other does
+	// not, or a word of the claim whose opposite the passage uses instead.
+	if len(best) > 0 {
+		top, topCover := best[0], -1.0
+		for _, i := range best {
+			if cv := ev.cover(&c, ws, total, i); cv > topCover {
+				top, topCover = i, cv
+			}
+		}
+		p := &ev.units[top]
+		for _, t := range c.terms {
+			if p.set[t] && c.negated[t] != p.negated[t] {
+				f.x[fNeg] = 1
+			}
+		}
+		f.x[fAntonym] = float64(contrasts(c.stems, ev.units[top].stems))
+		if len(c.terms) > 0 {
+			n := 0
+			for _, t := range c.terms {
+				if ev.units[top].set[t] {
+					n++
+				}
+			}
+			f.contrastCover = float64(n) / float64(len(c.terms))
+		}
+	}
 	return f
 }
 

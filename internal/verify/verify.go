@@ -220,7 +220,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	}
 	// Each source is scored on its own: a claim must be supported by one
 	// entity, not stitched together from several.
-	score, overlap := -1.0, 0.0
+	score, overlap, contrast := -1.0, 0.0, false
 	for _, e := range sources {
 		ev := index.evidence(e)
 		f := ev.features(v.Claim)
@@ -239,6 +239,10 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 			continue
 		}
 		score, overlap, v.Evidence = p, f.x[fBest], nil
+		// A cited claim that repeats a passage almost word for word but
+		// negates it, or swaps a word for its opposite, says the opposite
+		// of the source.
+		contrast = len(cl.Citations) > 0 && f.contrastCover >= contrastOverlap && (f.x[fNeg] > 0 || f.x[fAntonym] > 0)
 		if len(f.best) > 0 && f.x[fBest] > 0 {
 			var parts []string
 			for _, i := range f.best {
@@ -249,6 +253,8 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	}
 	v.Score = math.Round(score*1000) / 1000
 	switch {
+	case contrast:
+		v.Status, v.Score, v.Reason = Contradicted, 0, "the source says the opposite"
 	case score >= c.Threshold:
 		v.Status, v.Reason = Verified, "the cited knowledge states it"
 		if len(cl.Citations) == 0 {
@@ -275,6 +281,11 @@ const (
 	Insufficient = "insufficient"
 )
 
+// contrastOverlap is the share of a claim's words a passage must repeat
+// for a negation or an opposite word between them to make the claim
+// contradicted.
+const contrastOverlap = 0.8
+
 // relevantOverlap is the weighted share of a claim's words a passage must
 // have for the claim to count as addressed by the sources.
 const relevantOverlap = 1.0 / 3
@@ -283,7 +294,7 @@ const relevantOverlap = 1.0 / 3
 // sentences of its summary, each list item, and adjacent pairs of summary
 // sentences.
 func passages(e assistant.Entity) []string {
-	meta := e.Title
+	meta := "\"" + e.Title + "\""
 	if len(e.Authors) > 0 {
 		meta += " by " + strings.Join(e.Authors, ", ")
 	}
