@@ -84,6 +84,15 @@ func TestQuotesFromCorpus(t *testing.T) {
 	if v := checkOne(c, text, emyth); v.Status != verify.Verified {
 		t.Errorf("e-myth quote: %s (%s)", v.Status, v.Reason)
 	}
+	// The quote does not vouch for a name or a number the source lacks.
+	for _, text := range []string{
+		`Drucker calls it "Entrepreneurial seizure" [framework:e-myth].`,
+		`Gerber found that 80 percent of technicians suffer an "Entrepreneurial seizure" [framework:e-myth].`,
+	} {
+		if v := checkOne(c, text, emyth); v.Status == verify.Verified {
+			t.Errorf("%s: verified", text)
+		}
+	}
 	// A title that is not the cited work's is still contradicted.
 	text = `Gerber explains it in "The Goal" [framework:e-myth].`
 	if v := checkOne(c, text, emyth); v.Status != verify.Contradicted {

@@ -227,10 +227,12 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		p := probability(f.x)
 		// A phrase quoted word for word from the source supports the
 		// claim when what the claim says around it holds too (or is too
-		// short to say anything).
+		// short to say anything, and uses no rare word, name or number the
+		// source lacks).
 		if q, i := ev.quoted(v.Claim); q {
 			rest := ev.features(quotedPhrase.ReplaceAllString(v.Claim, " "))
-			if rest.terms < 3 || probability(rest.x) >= c.Threshold {
+			if rest.x[fMissName] == 0 && rest.x[fMissNum] == 0 && rest.x[fMissWeight] < 0.9 &&
+				(rest.terms < 3 || probability(rest.x) >= c.Threshold) {
 				p, f.best = max(p, 1), []int{i}
 				f.x[fBest] = max(f.x[fBest], 1)
 			}
