@@ -4,38 +4,25 @@ import (
 	"github.com/constraintlab/assistant/internal/textproc"
 	"slices"
 	"strings"
-	"unicode"
 )
 
-// stopWords carry no evidence about which constraint a text describes.
-// Spans of time and small numbers ("after two months") appear in the
-// symptoms of every constraint, so they are not evidence either.
-// Negations and first-person pronouns are kept on purpose: "I approve
-// everything" and "nobody applies" say something.
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be
-	because been before being below between both but by can could did do does doing down during each
-	few for from further had has have having he her here hers herself him himself his how if in into
-	is it its itself just more most of off on once only or our ours ourselves out over own same
-	she should so some such than that the their theirs them themselves then there these they this those
-	through to too under until up very was we were what when where which while who whom why will with
-	would you your yours yourself yourselves get got gets keep keeps us also even every still yet ever
-	much many lot lots enough really quite just now s t d ll re ve m don doesn didn isn aren wasn weren
-	cannot can't won wouldn couldn shouldn let lets make makes made thing things way
-	day days week weeks month months year years one two three four five six seven eight nine ten
-	first second last next`) {
-		m[w] = true
-	}
-	return m
-}()
+// stopWords carry no evidence about which constraint a text describes:
+// the shared list (internal/textproc) plus spans of time and small numbers
+// ("after two months" appears in the symptoms of every constraint) and
+// vague words. Negations and first-person pronouns of the shared list are
+// kept on purpose: "I approve everything" and "nobody applies" say
+// something; so are the modal verbs, as before the lists were merged.
+var stopWords = textproc.NewStopList(strings.Fields(`
+	enough lot lots really quite gets make makes made thing things way
+	day days week weeks month months year years two three four five six seven eight nine ten
+	first second last next`),
+	strings.Fields(`i me my myself no nor not may might must shall other`))
 
-// wordsKeep splits text into lowercase words of letters and digits, stop
-// words included (concept groups may list them). Apostrophes inside words
-// are dropped so "can't" is "cant".
+// wordsKeep splits text into lowercase words (the shared splitter of
+// internal/textproc), stop words included (concept groups may list them).
+// Words over 40 characters are dropped.
 func wordsKeep(text string) []string {
-	text = strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(text, "’", ""), "'", ""))
-	raw := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	raw := textproc.Words(text)
 	out := raw[:0]
 	for _, w := range raw {
 		if len(w) <= 40 {
@@ -77,7 +64,7 @@ func (a *analyzer) terms(text string) []string {
 	for _, w := range ws {
 		st := stem(w)
 		out = append(out, a.concepts[st]...)
-		if !stopWords[w] {
+		if !stopWords.Contains(w) {
 			stems = append(stems, st)
 		}
 	}

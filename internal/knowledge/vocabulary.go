@@ -186,12 +186,9 @@ func (r rule) matches(query []string) bool {
 	return false
 }
 
-// words splits text into lowercase runs of letters and digits.
-func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
+// words is the shared word splitter (internal/textproc): lowercase runs of
+// letters and digits, split at apostrophes as the full-text index does.
+func words(text string) []string { return textproc.Words(text) }
 
 func stemAll(ws []string) []string {
 	out := make([]string, len(ws))

@@ -8,15 +8,18 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
 
-// Words returns the lowercase words of text: runs of letters and digits;
-// apostrophes inside a word are dropped ("don't" -> "dont").
+// Words returns the lowercase words of text: runs of letters and digits.
+// Every other character separates words, apostrophes included, as in the
+// full-text index: "don't" is don, t and "owner's" is owner, s (the
+// fragments are stop words). It is the one word splitter of retrieval,
+// diagnosis and verification.
 func Words(text string) []string {
-	text = strings.NewReplacer("'", "", "’", "").Replace(strings.ToLower(text))
-	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // Stem returns the Snowball (Porter 2) stem of a lowercase word.
@@ -84,8 +87,9 @@ func isAbbreviation(s string) bool {
 		len(strings.ReplaceAll(trimmed, ".", "")) <= 2
 }
 
-// stopWords are function words that say nothing about a topic, and the
-// fragments a split at an apostrophe leaves ("don't" -> don, t).
+// stopWords are function words that say nothing about a topic, the
+// fragments a split at an apostrophe leaves ("don't" -> don, t) and the
+// same contractions typed without the apostrophe ("dont", "cant").
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
@@ -95,7 +99,9 @@ var stopWords = func() map[string]bool {
 	the their theirs them themselves then there these they this those through to too under until up very was we were
 	what when where which while who whom why will with would you your yours yourself yourselves also even ever every
 	much many one get got keep keeps us yet still its may might must shall let lets
-	t s d ll re ve m don doesn didn won isn aren wasn weren couldn shouldn wouldn haven hasn hadn`) {
+	t s d ll re ve m don doesn didn won isn aren wasn weren couldn shouldn wouldn haven hasn hadn
+	dont doesnt didnt cant cannot wont isnt arent wasnt werent couldnt shouldnt wouldnt havent hasnt hadnt
+	im ive youre youve youd theyre theyve weve thats theres whats lets`) {
 		m[w] = true
 	}
 	return m
@@ -103,3 +109,44 @@ var stopWords = func() map[string]bool {
 
 // IsStopWord reports whether w (lowercase) is a stop word.
 func IsStopWord(w string) bool { return stopWords[w] }
+
+// StopList is the shared stop-word list adapted by a caller: extra words
+// added, some of the shared words kept as content words.
+type StopList struct {
+	extra, keep map[string]bool
+}
+
+// NewStopList returns the shared list plus extra, less keep (all
+// lowercase).
+func NewStopList(extra, keep []string) StopList {
+	l := StopList{extra: map[string]bool{}, keep: map[string]bool{}}
+	for _, w := range extra {
+		l.extra[w] = true
+	}
+	for _, w := range keep {
+		l.keep[w] = true
+	}
+	return l
+}
+
+// Contains reports whether w (lowercase) is a stop word of the list.
+func (l StopList) Contains(w string) bool {
+	return l.extra[w] || stopWords[w] && !l.keep[w]
+}
+
+// Cut returns s cut to at most max bytes at a word boundary when there is
+// one in its second half, never inside a UTF-8 character, with "…"
+// appended when anything was cut.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	end := max
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	if sp := strings.LastIndex(s[:end], " "); sp >= max/2 {
+		end = sp
+	}
+	return strings.TrimRight(s[:end], " ") + "…"
+}

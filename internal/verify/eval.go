@@ -46,22 +46,15 @@ func ReadJSONL[T any](r io.Reader) ([]T, error) {
 	return out, sc.Err()
 }
 
-// EvidenceScore is how well the best passage of free evidence sentences
-// (a sentence or two adjacent ones) covers the claim, 0 to 1.
+// EvidenceScore is the probability, 0 to 1, that the evidence sentences
+// (in page order) support every part of the claim: the score a claim is
+// held to the threshold with, computed as for the knowledge base.
 func EvidenceScore(claim string, evidence []string) float64 {
-	terms := uniqueTerms(claim)
-	best := 0.0
-	for i, s := range evidence {
-		if sc := newPassage(s).coverage(terms); sc > best {
-			best = sc
-		}
-		if i > 0 {
-			if sc := newPassage(evidence[i-1] + " " + s).coverage(terms); sc > best {
-				best = sc
-			}
-		}
+	ev := newEvidence()
+	for _, s := range evidence {
+		ev.add(s, 0)
 	}
-	return best
+	return probability(ev.features(claim).x)
 }
 
 // WiCEResult is the D26 report of `assistant eval verify` on a WiCE file.
@@ -74,11 +67,39 @@ type WiCEResult struct {
 // EvaluateWiCE scores every row and reports balanced accuracy at the
 // threshold (verified when the score reaches it).
 func EvaluateWiCE(rows []WiCERow, threshold float64) WiCEResult {
+	res, _ := EvaluateWiCEFailures(rows, threshold)
+	return res
+}
+
+// Failure is a row the verifier got wrong: the claim (or text), the
+// expected and the obtained outcome (verified or not_verified) and the
+// score.
+type Failure struct {
+	Claim    string  `json:"claim"`
+	Expected string  `json:"expected"`
+	Got      string  `json:"got"`
+	Score    float64 `json:"score"`
+}
+
+func outcome(verified bool) string {
+	if verified {
+		return "verified"
+	}
+	return "not_verified"
+}
+
+// EvaluateWiCEFailures is EvaluateWiCE that also lists the rows it got
+// wrong, in file order.
+func EvaluateWiCEFailures(rows []WiCERow, threshold float64) (WiCEResult, []Failure) {
 	scores := make([]float64, len(rows))
+	var failures []Failure
 	for i, r := range rows {
 		scores[i] = EvidenceScore(r.Claim, r.Evidence)
+		if got, want := scores[i] >= threshold, r.Label == "supported"; got != want {
+			failures = append(failures, Failure{Claim: r.Claim, Expected: outcome(want) + " (" + r.Label + ")", Got: outcome(got), Score: math.Round(scores[i]*1000) / 1000})
+		}
 	}
-	return WiCEResult{N: len(rows), BalancedAccuracy: balancedAccuracy(rows, scores, threshold), Threshold: threshold}
+	return WiCEResult{N: len(rows), BalancedAccuracy: balancedAccuracy(rows, scores, threshold), Threshold: threshold}, failures
 }
 
 // TuneWiCE returns the threshold (in steps of 0.01) with the best balanced
@@ -132,7 +153,16 @@ type InDomainResult struct {
 // (looked up with resolve) and compares the outcome (every claim verified
 // or not) with the expectation.
 func (c *Checker) EvaluateInDomain(rows []InDomainRow, resolve func([]assistant.Token) map[assistant.Token]assistant.Entity) InDomainResult {
+	res, _ := c.EvaluateInDomainFailures(rows, resolve)
+	return res
+}
+
+// EvaluateInDomainFailures is EvaluateInDomain that also lists the rows it
+// got wrong, in file order; a failure's score is the answer's confidence
+// score.
+func (c *Checker) EvaluateInDomainFailures(rows []InDomainRow, resolve func([]assistant.Token) map[assistant.Token]assistant.Entity) (InDomainResult, []Failure) {
 	correct := 0
+	var failures []Failure
 	for _, r := range rows {
 		var tokens []assistant.Token
 		for _, cl := range SplitClaims(r.Text) {
@@ -142,11 +172,13 @@ func (c *Checker) EvaluateInDomain(rows []InDomainRow, resolve func([]assistant.
 		verified := conf.TotalClaims > 0 && conf.VerifiedClaims == conf.TotalClaims
 		if verified == (r.Expect == "verified") {
 			correct++
+		} else {
+			failures = append(failures, Failure{Claim: strings.TrimSpace(r.Text), Expected: r.Expect, Got: outcome(verified), Score: conf.Score})
 		}
 	}
 	res := InDomainResult{N: len(rows)}
 	if len(rows) > 0 {
 		res.Accuracy = math.Round(float64(correct)/float64(len(rows))*10000) / 10000
 	}
-	return res
+	return res, failures
 }

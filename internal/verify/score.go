@@ -1,0 +1,453 @@
+package verify
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// This file is the scoring core shared by the knowledge base and WiCE-style
+// evidence: a claim is held against an ordered list of passages (an
+// entity's fields, or the sentences of a web page) and gets the
+// probability that the passages support all of it.
+
+// unit is an analysed claim or passage.
+type unit struct {
+	terms   []string        // unique stems of the content words, in order
+	set     map[string]bool // the same as a set
+	numbers []string        // normalised numbers ("260000", "2004", "3")
+	words   []string        // lowercase words, stop words included
+	names   []string        // claims only: lowercase capitalised words not at the start
+	negated map[string]bool // stems in the scope of a negation (the three content words after it)
+	stems   map[string]bool // stems of all the words, stop words included
+}
+
+var (
+	numberPattern = regexp.MustCompile(`\d[\d,]*(?:\.\d+)?`)
+	// Number words that are also used loosely ("one of", "first") are left out.
+	numberWords = map[string]string{"two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+		"seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "third": "3", "fourth": "4", "fifth": "5", "dozen": "12", "hundred": "100", "thousand": "1000"}
+	negations = map[string]bool{"not": true, "no": true, "never": true, "none": true, "nor": true, "without": true,
+		"cannot": true, "nobody": true, "nothing": true, "neither": true}
+)
+
+// clauseBreak ends the scope of a negation.
+var clauseBreak = regexp.MustCompile(`[,;:.!?"“”()\[\]–—]+`)
+
+// negationScope is how many content words after a negation it covers.
+const negationScope = 3
+
+// contracted are the fragments before "t" in a split contraction ("don't"
+// is don, t).
+var contracted = map[string]bool{"don": true, "doesn": true, "didn": true, "isn": true, "aren": true, "wasn": true,
+	"weren": true, "won": true, "can": true, "couldn": true, "shouldn": true, "wouldn": true, "haven": true,
+	"hasn": true, "hadn": true, "ain": true, "mustn": true, "needn": true}
+
+func analyse(text string, claim bool) unit {
+	u := unit{set: map[string]bool{}, stems: map[string]bool{}, negated: map[string]bool{}}
+	u.words = textproc.Words(text)
+	// Quoted phrases (titles, names of ideas) assert nothing: a negation
+	// inside one ("How Not to Die") negates nothing.
+	var quoted []bool
+	var pieces []string
+	last := 0
+	for _, m := range quotedPhrase.FindAllStringIndex(text, -1) {
+		pieces, quoted = append(pieces, text[last:m[0]], text[m[0]:m[1]]), append(quoted, false, true)
+		last = m[1]
+	}
+	pieces, quoted = append(pieces, text[last:]), append(quoted, false)
+	var clauses []string
+	var inQuote []bool
+	for k, p := range pieces {
+		for _, cl := range clauseBreak.Split(p, -1) {
+			clauses, inQuote = append(clauses, cl), append(inQuote, quoted[k])
+		}
+	}
+	for k, clause := range clauses {
+		// A negation covers the next negationScope content words of its
+		// clause; a second negation in that scope cancels the first.
+		scope, negated := 0, false
+		words := textproc.Words(clause)
+		for i, w := range words {
+			if !inQuote[k] && (negations[w] || w == "t" && i > 0 && contracted[words[i-1]] || strings.HasSuffix(w, "nt") && textproc.IsStopWord(w)) {
+				negated = scope == 0 || !negated
+				scope = negationScope
+				continue
+			}
+			if textproc.IsStopWord(w) {
+				u.stems[w] = true
+				continue
+			}
+			t := textproc.Stem(w)
+			u.stems[t] = true
+			if scope > 0 {
+				u.negated[t] = u.negated[t] || negated
+				scope--
+			}
+			if !u.set[t] {
+				u.set[t] = true
+				u.terms = append(u.terms, t)
+			}
+		}
+	}
+	for _, m := range numberPattern.FindAllString(text, -1) {
+		n := strings.TrimRight(strings.ReplaceAll(m, ",", ""), ".")
+		u.numbers = append(u.numbers, n)
+	}
+	for _, w := range u.words {
+		if n, ok := numberWords[w]; ok {
+			u.numbers = append(u.numbers, n)
+		}
+	}
+	if claim {
+		u.names = capitalised(text)
+	}
+	return u
+}
+
+// capitalised returns the lowercase form of the capitalised words of text
+// that do not start a sentence and are not stop words: the names a claim
+// relies on.
+func capitalised(text string) []string {
+	var out []string
+	start := true
+	for _, f := range strings.Fields(text) {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		r, _ := utf8.DecodeRuneInString(w)
+		if w != "" && !start && unicode.IsUpper(r) {
+			for _, part := range textproc.Words(w) {
+				if !textproc.IsStopWord(part) && len(part) > 1 {
+					out = append(out, part)
+				}
+			}
+		}
+		start = strings.HasSuffix(f, ".") || strings.HasSuffix(f, ":") || w == ""
+	}
+	return out
+}
+
+// evidence is an ordered list of analysed passages.
+type evidence struct {
+	texts []string
+	units []unit
+	// group[i] identifies the source of passage i (an entity); passages
+	// are windowed only within one source.
+	group []int
+	terms map[string]bool
+	words map[string]bool
+	nums  map[string]bool
+}
+
+func newEvidence() *evidence {
+	return &evidence{terms: map[string]bool{}, words: map[string]bool{}, nums: map[string]bool{}}
+}
+
+func (ev *evidence) add(text string, group int) {
+	u := analyse(text, false)
+	ev.texts = append(ev.texts, text)
+	ev.units = append(ev.units, u)
+	ev.group = append(ev.group, group)
+	for _, t := range u.terms {
+		ev.terms[t] = true
+	}
+	for _, w := range u.words {
+		ev.words[w] = true
+	}
+	for _, n := range u.numbers {
+		ev.nums[n] = true
+	}
+}
+
+// weight is how much a claim term counts: rare words (names, specific
+// nouns, numbers) count more than common ones.
+func weight(term string) float64 { return termWeight(term) }
+
+// cover is the weighted share of the claim's terms found in the union of
+// the given passages.
+func (ev *evidence) cover(c *unit, ws []float64, total float64, idx ...int) float64 {
+	if total == 0 {
+		return 0
+	}
+	got := 0.0
+	for i, t := range c.terms {
+		for _, j := range idx {
+			if ev.units[j].set[t] {
+				got += ws[i]
+				break
+			}
+		}
+	}
+	return got / total
+}
+
+// allFeatures makes features compute every feature, those the model does
+// not use included (for fitting).
+var allFeatures = false
+
+// features of a claim against evidence, in the order of modelWeights.
+type features struct {
+	x     []float64
+	terms int   // content terms of the claim
+	best  []int // the passages that support the claim best
+	plain float64
+	// contrastCover is the plain coverage of the claim by the passage the
+	// negation and antonym features compare it with.
+	contrastCover float64
+}
+
+const (
+	fBest = iota
+	fGreedy
+	fUnion
+	fSubMin
+	fMissNum
+	fMissName
+	fLen
+	fMissWeight
+	fPlain
+	fNeg
+	fAntonym
+	nFeatures
+)
+
+var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain", "negation", "antonym"}
+
+func (ev *evidence) features(claim string) features {
+	c := analyse(claim, true)
+	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
+	ws := make([]float64, len(c.terms))
+	total := 0.0
+	for i, t := range c.terms {
+		ws[i] = weight(t)
+		total += ws[i]
+	}
+	// A claim of a few words is matched by chance more easily: its
+	// coverage is measured against at least minClaimWeight.
+	total = max(total, minClaimWeight)
+	n := len(ev.units)
+	// Best single passage or window of two neighbours.
+	bestScore, best := -1.0, []int{}
+	for i := 0; i < n; i++ {
+		if s := ev.cover(&c, ws, total, i); s > bestScore {
+			bestScore, best = s, []int{i}
+		}
+		if i > 0 && ev.group[i] == ev.group[i-1] {
+			if s := ev.cover(&c, ws, total, i-1, i); s > bestScore+1e-9 {
+				bestScore, best = s, []int{i - 1, i}
+			}
+		}
+	}
+	if n == 0 {
+		bestScore = 0
+	}
+	f.x[fBest] = bestScore
+	f.best = best
+	// Plain (unweighted) coverage of the best passage.
+	if len(best) > 0 && len(c.terms) > 0 {
+		ones := make([]float64, len(c.terms))
+		for i := range ones {
+			ones[i] = 1
+		}
+		f.plain = ev.cover(&c, ones, float64(len(c.terms)), best...)
+	}
+	f.x[fPlain] = f.plain
+	if allFeatures || modelWeights[fGreedy] != 0 {
+		f.x[fGreedy] = ev.greedy(&c, ws, total, 3)
+	}
+	// Union over all the evidence.
+	if total > 0 {
+		miss := 0.0
+		for i, t := range c.terms {
+			if !ev.terms[t] {
+				miss += ws[i]
+			}
+		}
+		f.x[fUnion] = 1 - miss/total
+		f.x[fMissWeight] = miss
+	}
+	// Sub-claims: every part must be supported.
+	f.x[fSubMin] = 1
+	var parts []string
+	if allFeatures || modelWeights[fSubMin] != 0 {
+		parts = subClaims(claim)
+	}
+	for _, part := range parts {
+		p := analyse(part, false)
+		if len(p.terms) < 2 {
+			continue
+		}
+		pw := make([]float64, len(p.terms))
+		pt := 0.0
+		for i, t := range p.terms {
+			pw[i] = weight(t)
+			pt += pw[i]
+		}
+		if s := ev.greedy(&p, pw, pt, 2); s < f.x[fSubMin] {
+			f.x[fSubMin] = s
+		}
+	}
+	for _, num := range c.numbers {
+		if !ev.nums[num] {
+			f.x[fMissNum]++
+		}
+	}
+	for _, name := range c.names {
+		if !ev.words[name] && !ev.terms[textproc.Stem(name)] {
+			f.x[fMissName]++
+		}
+	}
+	f.x[fLen] = math.Log1p(float64(len(c.terms)))
+	// Contrast with the passage of the best window that shares most of the
+	// claim: a word they share that one of them negates and the other does
+	// not, or a word of the claim whose opposite the passage uses instead.
+	if len(best) > 0 {
+		top, topCover := best[0], -1.0
+		for _, i := range best {
+			if cv := ev.cover(&c, ws, total, i); cv > topCover {
+				top, topCover = i, cv
+			}
+		}
+		p := &ev.units[top]
+		for _, t := range c.terms {
+			if p.set[t] && c.negated[t] != p.negated[t] {
+				f.x[fNeg] = 1
+			}
+		}
+		f.x[fAntonym] = float64(contrasts(c.stems, ev.units[top].stems))
+		if len(c.terms) > 0 {
+			n := 0
+			for _, t := range c.terms {
+				if ev.units[top].set[t] {
+					n++
+				}
+			}
+			f.contrastCover = float64(n) / float64(len(c.terms))
+		}
+	}
+	return f
+}
+
+// greedy picks up to k passages, each time the one that adds the most
+// uncovered weight, and returns the weighted coverage they reach.
+func (ev *evidence) greedy(c *unit, ws []float64, total float64, k int) float64 {
+	if total == 0 {
+		return 0
+	}
+	covered := make([]bool, len(c.terms))
+	got := 0.0
+	for round := 0; round < k; round++ {
+		bestGain, bestJ := 0.0, -1
+		for j := range ev.units {
+			gain, n := 0.0, 0
+			for i, t := range c.terms {
+				if !covered[i] && ev.units[j].set[t] {
+					gain += ws[i]
+					n++
+				}
+			}
+			if round > 0 && n < greedyMinTerms {
+				continue
+			}
+			if gain > bestGain+1e-12 {
+				bestGain, bestJ = gain, j
+			}
+		}
+		if bestJ < 0 {
+			break
+		}
+		for i, t := range c.terms {
+			if ev.units[bestJ].set[t] {
+				covered[i] = true
+			}
+		}
+		got += bestGain
+	}
+	return got / total
+}
+
+// greedyMinTerms is how many new claim terms a passage must add to join
+// the evidence after the first.
+var greedyMinTerms = 2
+
+// minClaimWeight is the least total weight coverage is divided by.
+var minClaimWeight = 5.0
+
+var clauseSplit = regexp.MustCompile(`\s*(?:[,;:()–—]|\s-\s|\band\b|\bbut\b|\bwhile\b|\bwhich\b|\bwho\b|\bwhere\b|\bwhen\b|\bafter\b|\bbefore\b|\bincluding\b|\bwith\b)\s*`)
+
+// subClaims splits a claim into its clauses and list items.
+func subClaims(claim string) []string {
+	var out []string
+	for _, p := range clauseSplit.Split(claim, -1) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// missingNumberCap is the probability of support of a claim that states a
+// number the evidence never gives: on the WiCE development set 4 of the 76
+// claims with such a number were supported.
+const missingNumberCap = 0.05
+
+// probability turns features into the probability of support. A number
+// the evidence does not state caps it: an overlapping claim with a wrong
+// number, year or count is never verified.
+func probability(x []float64) float64 {
+	if x[fMissNum] > 0 {
+		return min(missingNumberCap, logistic(x))
+	}
+	return logistic(x)
+}
+
+func logistic(x []float64) float64 {
+	z := modelBias
+	for i, w := range modelWeights {
+		z += w * x[i]
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+// says reports whether a passage contains phrase word for word.
+func (ev *evidence) says(phrase string) bool {
+	_, i := ev.find(phrase)
+	return i >= 0
+}
+
+func (ev *evidence) find(phrase string) (string, int) {
+	ws := textproc.Words(phrase)
+	if len(ws) == 0 {
+		return "", -1
+	}
+	needle := " " + strings.Join(ws, " ") + " "
+	for i, u := range ev.units {
+		if strings.Contains(" "+strings.Join(u.words, " ")+" ", needle) {
+			return ev.texts[i], i
+		}
+	}
+	return "", -1
+}
+
+// quoted reports whether the claim quotes at least one phrase of two words
+// or more and every such phrase occurs word for word in one passage; it
+// returns the passage of the first.
+func (ev *evidence) quoted(claim string) (bool, int) {
+	first := -1
+	for _, m := range quotedPhrase.FindAllStringSubmatch(claim, -1) {
+		if len(textproc.Words(m[1])) < 2 {
+			continue
+		}
+		_, i := ev.find(m[1])
+		if i < 0 {
+			return false, -1
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first >= 0, first
+}
