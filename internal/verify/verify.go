@@ -257,7 +257,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	switch {
 	case contrast:
 		v.Status, v.Score, v.Reason = Contradicted, 0, "the source says the opposite"
-	case score >= c.Threshold:
+	case v.Score >= c.Threshold: // the score as reported, so a caller's bar at a reported score holds
 		v.Status, v.Reason = Verified, "the cited knowledge states it"
 		if len(cl.Citations) == 0 {
 			v.Reason = "the retrieved knowledge states it"
