@@ -9,11 +9,11 @@
 //  1. search_knowledge on the situation (with the persona's angle) and
 //     diagnose_constraint, in the persona's order;
 //  2. when the search says the question is out of scope (D29), nothing
-//     more: the answer declines. Otherwise get_entity on the entities that
-//     best match the question (an imported entity that is the top hit
-//     leads; a confident diagnosis adds its frameworks), and for the
-//     customer persona a second search for the methods of a sales
-//     conversation;
+//     more: the answer declines. Otherwise, for the customer persona, a
+//     second search for the methods of a sales conversation; then
+//     get_entity on the entities that best match the question (an
+//     imported entity that is the top hit leads; a confident diagnosis
+//     adds its frameworks);
 //  3. the answer: what the question asked, in its own terms, from the
 //     sentences of the entities read that best match it, shaped by the
 //     persona's way of thinking about the situation (situation.go), and
@@ -193,11 +193,12 @@ func (t turn) plan() []llm.ToolCall {
 	if len(t.entities) > 0 {
 		return nil
 	}
-	var calls []llm.ToolCall
 	if t.mode == "customer" && !t.searched(conversationMethods) {
-		// A talk track also needs the methods of the conversation itself.
-		calls = append(calls, call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4}))
+		// A talk track also needs the methods of the conversation itself;
+		// they are read with the rest once found.
+		return []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4})}
 	}
+	var calls []llm.ToolCall
 	for _, tok := range t.toRead() {
 		calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
 	}

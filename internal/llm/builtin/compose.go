@@ -359,9 +359,9 @@ var customerPlays = map[string]customerPlay{
 		closeOnStep: "Put two or three priced options side by side, each trading price against term or scope, and let them choose.",
 	},
 	"price": {
-		read: "They are measuring your price against the cheaper option, so move the conversation from price to what the problem costs them.",
+		read: "The price feels high to them because they are weighing it against something, so find out what, and move the conversation from price to what the problem costs them.",
 		open: "Before we compare numbers, what does the way you do it today cost you each month in time, errors or lost sales?",
-		questions: []string{"What would the cheaper option leave unsolved?", "Who else will weigh the price, and what will they compare it with?",
+		questions: []string{"What are you comparing the price with, and what would that option leave unsolved?", "Who else will weigh the price, and what will they compare it with?",
 			"If the price were right, what would still stop you?"},
 		objection:   "If they ask for a discount, trade it for something of value: a longer term, a case study or faster payment.",
 		closeOnStep: "Agree on the number the problem costs them, in their words, before you talk price again.",
@@ -454,7 +454,7 @@ func (t turn) customer() string {
 
 	b.WriteString("## Open with\n")
 	t.acknowledgeTried(&b)
-	fmt.Fprintf(&b, "%s\n\n\"%s\"\n\n", play.read, play.open)
+	fmt.Fprintf(&b, "\"%s\": %s\n\n\"%s\"\n\n", upperFirst(t.symptom()), lowerFirst(play.read), play.open)
 
 	b.WriteString("## Questions to ask\n")
 	for _, q := range play.questions {
