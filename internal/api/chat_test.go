@@ -108,6 +108,7 @@ func TestChatValidation(t *testing.T) {
 		{"empty message", `{"message":"   "}`, "message", 400},
 		{"8001 characters", `{"message":"` + strings.Repeat("x", 8001) + `"}`, "message", 400},
 		{"unknown mode", `{"message":"hi","mode":"pirate"}`, "mode", 400},
+		{"unknown vertical", `{"message":"hi","vertical":"bakery"}`, "saas, ecommerce, agency", 400},
 		{"system role in history", `{"message":"hi","history":[{"role":"system","content":"x"}]}`, "history", 400},
 		{"51 history items", `{"message":"hi","history":[` + strings.Join(history51, ",") + `]}`, "history", 400},
 		{"not json", `hello`, "body", 400},
@@ -126,6 +127,13 @@ func TestChatValidation(t *testing.T) {
 	}
 	if p := assertProblem(t, f.do(t, "POST", "/api/v1/chat", `{"message":"hi"}`), 401); p["type"] != "urn:assistant:problem:unauthorized" {
 		t.Errorf("no key: %v", p)
+	}
+	// Checked before a stream starts: an ordinary problem, not an error event.
+	if p := assertProblem(t, f.chat(t, key, `{"message":"hi","vertical":"Retail"}`, "Accept", "text/event-stream"), 400); !strings.Contains(fmt.Sprint(p["detail"]), "Allowed values") {
+		t.Errorf("unknown vertical on a stream: %v", p)
+	}
+	if r := f.chat(t, key, `{"message":"Our margins shrink every quarter","vertical":"retail"}`); r.Code != 200 {
+		t.Errorf("a known vertical: %d %s", r.Code, r.Body)
 	}
 	if r := f.chat(t, key, `{"message":"hello","unknown_field":1}`); r.Code != 200 {
 		t.Errorf("unknown fields are not ignored: %d", r.Code)
