@@ -45,8 +45,8 @@ type lexicon struct {
 
 var loadLexicon = sync.OnceValue(func() *lexicon {
 	var raw struct {
-		Business     string `yaml:"business"`
-		WeakBusiness string `yaml:"weak_business"`
+		Business     string   `yaml:"business"`
+		WeakBusiness string   `yaml:"weak_business"`
 		OffTopic     string   `yaml:"off_topic"`
 		Shapes       []string `yaml:"off_topic_patterns"`
 	}
