@@ -32,6 +32,10 @@ type Scope struct {
 	// FollowUp is true when the question alone names no business but the
 	// conversation before it did, and nothing in it is off topic.
 	FollowUp bool `json:"follow_up,omitempty"`
+	// Workspace is true when the question is in scope because the
+	// workspace's own imported knowledge (a help article, say) answers
+	// it, whatever the word lists say.
+	Workspace bool `json:"workspace_knowledge,omitempty"`
 }
 
 //go:embed scope.yaml

@@ -252,6 +252,15 @@ func TestImportedHelpArticleLeads(t *testing.T) {
 	if !chat.Answered(r) {
 		t.Errorf("confidence %s (%.3f)", r.Confidence.Level, r.Confidence.Score)
 	}
+	// A question no word list calls business is in scope when the
+	// workspace's own knowledge answers it.
+	r, err = s.Run(ctx, chat.Request{Message: "How do I rotate my API key?", Mode: "support"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Response, "[blog:help-rotate-api-keys]") || !chat.Answered(r) {
+		t.Errorf("the imported article does not answer the plain question (%s):\n%s", r.Confidence.Level, r.Response)
+	}
 }
 
 // TestRemoteModelGetsTheScopeRule: a hosted model is told to decline what

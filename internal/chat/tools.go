@@ -145,6 +145,8 @@ type toolbox struct {
 	vertical string
 	// scope is the turn's question assessed against the scope rule.
 	scope Scope
+	// question is the user's message of the turn.
+	question string
 	// applied holds, per framework, the catalog's application of it to
 	// the constraint the turn diagnosed: the application text, first steps
 	// and metrics.
@@ -238,6 +240,14 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 		names = append(names, h.Entity.Token().String())
 	}
 	res.Coverage, res.Missing = coverage(a.Query, hits, tb.terms)
+	// The workspace's own knowledge is in scope by definition (D29): a
+	// question its imported top hit covers is answered from it.
+	if !tb.scope.InScope && len(hits) > 0 && hits[0].Entity.Origin == assistant.OriginImported {
+		if c, _ := coverage(tb.question, hits[:1], tb.terms); c >= 0.5 {
+			tb.scope.InScope, tb.scope.Workspace = true, true
+		}
+	}
+	res.Scope = tb.scope
 	summary := fmt.Sprintf("%d results", len(hits))
 	if len(names) > 0 {
 		summary += ": " + strings.Join(names[:min(3, len(names))], ", ")

@@ -121,7 +121,8 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			earlier = append(earlier, h.Content)
 		}
 	}
-	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical, scope: AssessScope(req.Message, earlier)}
+	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical,
+		scope: AssessScope(req.Message, earlier), question: req.Message}
 	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 // compose writes the answer. Out of scope, it declines; on a weak match it
@@ -31,6 +32,9 @@ func (t turn) compose() string {
 	case "customer":
 		return t.customer()
 	case "support":
+		if lead := t.lead(); howToProduct.MatchString(t.question) && t.importedLeads() {
+			return t.howTo(lead)
+		}
 		return t.supportAnswer()
 	case "success":
 		return t.success()
@@ -167,11 +171,51 @@ func (t turn) supporting() []chat.EntityResult {
 // knowledge when it was the top hit, else the first framework read.
 func (t turn) lead() chat.EntityResult {
 	for _, e := range t.entities {
-		if len(t.searches) > 0 && len(t.searches[0].Hits) > 0 && t.searches[0].Hits[0].Imported && e.Token == t.searches[0].Hits[0].Token {
+		if t.importedLeads() && e.Token == t.searches[0].Hits[0].Token {
 			return e
 		}
 	}
 	return t.frameworks()[0]
+}
+
+// importedLeads reports whether the workspace's own knowledge tops the
+// search.
+func (t turn) importedLeads() bool {
+	return len(t.searches) > 0 && len(t.searches[0].Hits) > 0 && t.searches[0].Hits[0].Imported
+}
+
+// howTo answers a question about using the product from the workspace's
+// own article, in the article's order: a how-to is followed step by step,
+// not ranked.
+func (t turn) howTo(article chat.EntityResult) string {
+	var b strings.Builder
+	b.WriteString("## What is going on\n")
+	fmt.Fprintf(&b, "Your workspace's article \"%s\" covers this.\n\n", article.Title)
+	b.WriteString("## Check first\n")
+	b.WriteString("1. Are you signed in with an account that may change these settings?\n")
+	b.WriteString("2. Is anything else relying on what you are about to change?\n")
+	steps, rest := article.KeyIdeas, []string{}
+	summary := textproc.Sentences(article.Summary)
+	if len(summary) > 1 {
+		summary = summary[1:] // the first sentence says what the article is about
+	}
+	if len(steps) == 0 {
+		steps = summary
+	} else {
+		rest = summary
+	}
+	b.WriteString("\n## Fix it step by step\n")
+	for i, s := range steps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, citeText(article.Token, s))
+	}
+	b.WriteString("\n## If that does not work\n")
+	for _, s := range append(article.Pitfalls, rest...) {
+		fmt.Fprintf(&b, "- %s\n", citeText(article.Token, s))
+	}
+	b.WriteString("- Escalate with what you did, what you expected and what happened instead.\n")
+	b.WriteString("\n## How you will know it is fixed\n")
+	b.WriteString("- The steps above work end to end without a support contact.")
+	return b.String()
 }
 
 // acknowledgeTried says what the conversation already tried, so a

@@ -112,8 +112,7 @@ func (t turn) productQuestionWithoutDocs() bool {
 	if t.mode != "support" || !howToProduct.MatchString(t.question) || len(t.searches) == 0 {
 		return false
 	}
-	hits := t.searches[0].Hits
-	return len(hits) == 0 || !hits[0].Imported
+	return !t.importedLeads()
 }
 
 // triedPattern finds what the conversation says was already tried.
