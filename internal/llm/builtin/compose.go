@@ -247,10 +247,23 @@ func (t turn) diagnosisSteps(p *picker, n int) []string {
 	if !t.diagnosisApplies() {
 		return nil
 	}
-	for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
-		for _, s := range a.FirstSteps[:min(2, len(a.FirstSteps))] {
-			if len(out) < n && p.fresh(s) {
-				out = append(out, citeText(a.Token, s))
+	apps := t.diagnosis.Applications
+	// The first two steps of the two best applications; when the
+	// conversation already covered them, the steps that come next.
+	for _, wide := range []bool{false, true} {
+		limit := min(2, len(apps))
+		if wide {
+			limit = len(apps)
+		}
+		for _, a := range apps[:limit] {
+			steps := a.FirstSteps
+			if !wide {
+				steps = steps[:min(2, len(steps))]
+			}
+			for _, s := range steps {
+				if len(out) < n && p.fresh(s) {
+					out = append(out, citeText(a.Token, s))
+				}
 			}
 		}
 	}
