@@ -98,6 +98,31 @@ func (v *Verifier) Verify(ctx context.Context, plaintext string) (assistant.APIK
 	return key, nil
 }
 
+// VerifyCached is Verify with no store access: ok is true only for a valid
+// key whose row is in the cache (and fresh). The API uses it for clients
+// past the limit on failed authentication.
+func (v *Verifier) VerifyCached(plaintext string) (key assistant.APIKey, ok bool) {
+	id, err := ParseKey(plaintext)
+	if err != nil {
+		return assistant.APIKey{}, false
+	}
+	now := v.now()
+	v.mu.Lock()
+	c, cached := v.cache[id]
+	v.mu.Unlock()
+	if !cached || now.Sub(c.fetched) >= v.CacheTTL {
+		return assistant.APIKey{}, false
+	}
+	hash := HashKey(plaintext)
+	if subtle.ConstantTimeCompare(hash[:], c.key.Hash[:]) != 1 || c.key.Status(now) != "active" {
+		return assistant.APIKey{}, false
+	}
+	v.mu.Lock()
+	v.lastUsed[id] = now
+	v.mu.Unlock()
+	return c.key, true
+}
+
 func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (assistant.APIKey, error) {
 	v.mu.Lock()
 	c, ok := v.cache[id]
