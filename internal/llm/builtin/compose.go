@@ -184,9 +184,7 @@ func (t turn) steps() []string {
 	var out []string
 	if d := t.diagnosis; t.confident() {
 		for _, a := range d.Applications[:min(2, len(d.Applications))] {
-			for _, s := range a.FirstSteps[:min(2, len(a.FirstSteps))] {
-				out = append(out, s)
-			}
+			out = append(out, a.FirstSteps[:min(2, len(a.FirstSteps))]...)
 		}
 	}
 	if len(out) == 0 {
