@@ -421,10 +421,7 @@ func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
 	// Hash first: a busy server must not spend the one-time token.
 	var hash string
 	if err := h.Hashes.Do(ctx, func() { hash = access.HashPassword(password) }); err != nil {
-		if errors.Is(err, access.ErrBusy) {
-			return errBusy
-		}
-		return err
+		return errBusy // no slot in time, or the client left while waiting
 	}
 	if ok, err := h.Store.ConsumeSetupToken(ctx, access.HashSetupToken(token), h.Now()); err != nil || !ok {
 		valid = false
@@ -513,10 +510,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	var match bool
 	if herr := h.Hashes.Do(ctx, func() { match = access.CheckPassword(hash, password) }); herr != nil {
 		attempt.Cancel()
-		if errors.Is(herr, access.ErrBusy) {
-			return errBusy
-		}
-		return herr
+		return errBusy // no slot in time, or the client left while waiting
 	}
 	if !match || err != nil {
 		attempt.Fail()
