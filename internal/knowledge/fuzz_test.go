@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/constraintlab/assistant/internal/knowledge"
@@ -23,8 +24,10 @@ func seedEntityFiles(f *testing.F) {
 	}
 }
 
-// FuzzParse: the knowledge-file parser never panics, nor do the content
-// rules (Validate) on whatever it accepts.
+// FuzzParse: the knowledge-file parser never panics or hangs, nor do the
+// content rules (Validate) on whatever it accepts. (A 3-second guard turns
+// a hang into a finding: Go's fuzzer has no per-input timeout. It found
+// textproc.Sentences quadratic.)
 func FuzzParse(f *testing.F) {
 	seedEntityFiles(f)
 	for _, s := range []string{
@@ -35,11 +38,20 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := knowledge.Parse("fuzz.md", data)
-		if err != nil {
-			return
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e, err := knowledge.Parse("fuzz.md", data)
+			if err != nil {
+				return
+			}
+			_ = knowledge.Validate([]knowledge.File{{Name: "fuzz.md", Entity: e}})
+		}()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("HANG on %q", data)
 		}
-		_ = knowledge.Validate([]knowledge.File{{Name: "fuzz.md", Entity: e}})
 	})
 }
 
