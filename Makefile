@@ -19,6 +19,7 @@ vet:
 	$(GO) vet ./...
 
 lint: vet
+	staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	$(GO) mod tidy -diff
 

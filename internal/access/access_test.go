@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -260,30 +261,177 @@ func TestPasswords(t *testing.T) {
 func TestLoginThrottle(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	th := access.NewLoginThrottle(clk.Now)
-	for i := range 10 {
-		if locked, _ := th.Check("admin@x.test", "192.0.2.1"); locked > 0 {
-			t.Fatalf("locked after %d failures", i)
+	fail := func(account, ip string) {
+		t.Helper()
+		a, _ := th.Begin(account, ip)
+		if a == nil {
+			t.Fatalf("%s from %s refused", account, ip)
 		}
-		th.Failure("admin@x.test", "192.0.2.1")
+		a.Fail()
 	}
-	locked, _ := th.Check("ADMIN@x.test", "192.0.2.1")
-	if locked <= 0 || locked > 15*time.Minute {
-		t.Fatalf("after 10 failures: locked %v", locked)
+	for range 10 {
+		fail("admin@x.test", "192.0.2.1")
 	}
-	// Another IP is never locked out, only slowed once the account has
-	// many failures.
-	if locked, delay := th.Check("admin@x.test", "198.51.100.7"); locked != 0 || delay != 0 {
-		t.Errorf("other IP: locked %v delay %v", locked, delay)
+	a, retry := th.Begin("ADMIN@x.test", "192.0.2.1")
+	if a != nil || retry <= 0 || retry > 15*time.Minute {
+		t.Fatalf("after 10 failures: attempt %v, retry %v", a, retry)
 	}
-	for range 5 {
-		th.Failure("admin@x.test", "203.0.113.1")
+	// Another address is not locked out by the pair's failures.
+	if a, _ := th.Begin("admin@x.test", "198.51.100.7"); a == nil {
+		t.Fatal("another address is refused")
+	} else {
+		a.Cancel()
 	}
-	if locked, delay := th.Check("admin@x.test", "198.51.100.7"); locked != 0 || delay <= 0 || delay > 3*time.Second {
-		t.Errorf("other IP after 15 account failures: locked %v delay %v", locked, delay)
+	// Spend the account's budget of 20 from other addresses.
+	for i := range 10 {
+		fail("admin@x.test", fmt.Sprintf("203.0.113.%d", i))
+	}
+	// Every address that failed is now refused, whatever it sends...
+	if a, retry := th.Begin("admin@x.test", "203.0.113.1"); a != nil || retry <= 0 {
+		t.Errorf("a failed address after the account's budget: %v %v", a, retry)
+	}
+	// ...a fresh address gets one attempt, and the owner's right password
+	// is accepted at once.
+	owner, retry := th.Begin("admin@x.test", "198.51.100.7")
+	if owner == nil || retry != 0 {
+		t.Fatalf("the owner's address is refused: %v", retry)
+	}
+	owner.Succeed()
+	fail("admin@x.test", "198.51.100.99")
+	if a, _ := th.Begin("admin@x.test", "198.51.100.99"); a != nil {
+		t.Error("a fresh address got a second failure past the account's budget")
+	}
+	// Other accounts, known or not, are untouched.
+	if a, _ := th.Begin("nobody@x.test", "203.0.113.1"); a == nil {
+		t.Error("another account is refused")
+	} else {
+		a.Cancel()
 	}
 	clk.Add(16 * time.Minute)
-	if locked, delay := th.Check("admin@x.test", "192.0.2.1"); locked != 0 || delay != 0 {
-		t.Errorf("after the window: locked %v delay %v", locked, delay)
+	if a, _ := th.Begin("admin@x.test", "192.0.2.1"); a == nil {
+		t.Error("after the window: still refused")
+	} else {
+		a.Cancel()
+	}
+}
+
+// TestLoginThrottleUnderConcurrency: attempts in flight count, so 200
+// simultaneous guesses from 5 addresses are admitted at most as far as
+// the limits allow, before any of them has ended.
+func TestLoginThrottleUnderConcurrency(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
+	th := access.NewLoginThrottle(clk.Now)
+	var mu sync.Mutex
+	var admitted []*access.Attempt
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, _ := th.Begin("admin@x.test", fmt.Sprintf("192.0.2.%d", i%5)); a != nil {
+				mu.Lock()
+				admitted = append(admitted, a)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// 5 addresses x 10 per pair = 50 would pass the pair limit; the
+	// account's budget of 20 stops them first.
+	if len(admitted) != access.DefaultAccountFailures {
+		t.Fatalf("%d attempts admitted at once, want %d", len(admitted), access.DefaultAccountFailures)
+	}
+	for _, a := range admitted {
+		a.Fail()
+	}
+	if a, _ := th.Begin("admin@x.test", "192.0.2.1"); a != nil {
+		t.Error("a failed address is admitted after the budget is spent")
+	}
+}
+
+func TestHashLimiterBoundsConcurrency(t *testing.T) {
+	l := access.NewHashLimiter(3)
+	l.MaxWait = time.Hour // nobody gives up in this test
+	release := make(chan struct{})
+	entered := make(chan struct{}, 100)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := l.Do(context.Background(), func() {
+				entered <- struct{}{}
+				<-release
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for range 3 {
+		<-entered
+	}
+	// Three run; the other 17 wait (queued, not running).
+	for l.Stats().Waiting != 17 {
+		time.Sleep(time.Millisecond)
+	}
+	if s := l.Stats(); s.Running != 3 || s.Peak != 3 {
+		t.Fatalf("stats while full: %+v", s)
+	}
+	close(release)
+	wg.Wait()
+	if s := l.Stats(); s.Peak != 3 || s.Admitted != 20 || s.Busy != 0 {
+		t.Errorf("final stats: %+v", s)
+	}
+}
+
+func TestHashLimiterRefusesWhenBusy(t *testing.T) {
+	l := access.NewHashLimiter(1)
+	l.MaxWait, l.MaxWaiting = time.Millisecond, 1
+	release := make(chan struct{})
+	running := make(chan struct{})
+	go l.Do(context.Background(), func() { close(running); <-release })
+	<-running
+	if err := l.Do(context.Background(), func() { t.Error("ran while busy") }); err != access.ErrBusy {
+		t.Errorf("Do while busy = %v", err)
+	}
+	close(release)
+}
+
+// TestUnknownKeyIsCachedNegatively: a well-formed key whose id does not
+// exist costs one lookup per NegativeTTL, and Forget (called when this
+// process creates a key) drops the entry at once.
+func TestUnknownKeyIsCachedNegatively(t *testing.T) {
+	store, v, clk, _, _ := setup(t)
+	ctx := context.Background()
+	plaintext, id, hash := access.NewKey()
+	before := store.lookups
+	for range 50 {
+		if _, err := v.Verify(ctx, plaintext); assistant.ErrorCode(err) != assistant.EUnauthorized {
+			t.Fatalf("unknown key: %v", err)
+		}
+	}
+	if n := store.lookups - before; n != 1 {
+		t.Errorf("50 tries of one unknown key made %d lookups, want 1", n)
+	}
+	clk.Add(v.NegativeTTL)
+	v.Verify(ctx, plaintext)
+	if n := store.lookups - before; n != 2 {
+		t.Errorf("after the TTL: %d lookups, want 2", n)
+	}
+	// The key is created now: Forget makes it work at once.
+	store.mu.Lock()
+	store.keys[id] = assistant.APIKey{ID: id, Workspace: "w", Hash: hash, CreatedAt: clk.Now()}
+	store.mu.Unlock()
+	v.Forget(id)
+	if _, err := v.Verify(ctx, plaintext); err != nil {
+		t.Errorf("a key created after a negative entry: %v", err)
+	}
+	// The cache is bounded.
+	v.MaxNegative = 10
+	for range 30 {
+		k, _, _ := access.NewKey()
+		v.Verify(ctx, k)
 	}
 }
 

@@ -6,27 +6,37 @@ import (
 	"time"
 )
 
-// LoginThrottle slows down password guessing in the admin area without
-// letting anyone lock an admin out from elsewhere:
+// LoginThrottle limits password guessing in the admin area without letting
+// anyone lock an admin out from elsewhere. Unknown accounts are counted
+// exactly like known ones, so the throttle reveals nothing about which
+// accounts exist. Two limits, each over a fixed window that starts at the
+// first failure:
 //
-//   - per (account, IP) pair: after MaxFailures failed logins within
-//     Window, that pair is locked for LockFor: even the right password from
-//     that IP is refused until then;
-//   - per account, across IPs: past MaxFailures failures within Window,
-//     every attempt on the account is delayed (AccountDelay per excess
-//     failure, at most MaxDelay), but never refused, so the owner can still
-//     log in from their own address.
+//   - per (account, address) pair: after MaxFailures failed logins within
+//     Window the pair is locked for LockFor; even the right password from
+//     that address is refused until then;
+//   - per account, across addresses: once MaxAccountFailures logins of the
+//     account failed within Window, every address that has itself failed
+//     on the account in that window is refused until the window ends. An
+//     address with no failure on the account may still try, one attempt at
+//     a time, so the owner's right password is accepted at once from their
+//     own address; each address gets at most one failure there before it
+//     is refused too.
 //
-// State lives in memory, bounded by MaxEntries (oldest windows dropped
-// first).
+// Attempts in flight count as failures until they end, so the limits hold
+// under concurrency: a burst of simultaneous guesses cannot slip past a
+// limit before the first of them is recorded. Callers take an Attempt with
+// Begin and end it with exactly one of Fail, Succeed or Cancel.
+//
+// State lives in memory, bounded by MaxEntries per map (expired windows
+// dropped first, then the oldest).
 type LoginThrottle struct {
-	MaxFailures  int
-	Window       time.Duration
-	LockFor      time.Duration
-	AccountDelay time.Duration
-	MaxDelay     time.Duration
-	MaxEntries   int
-	now          func() time.Time
+	MaxFailures        int
+	MaxAccountFailures int
+	Window             time.Duration
+	LockFor            time.Duration
+	MaxEntries         int
+	now                func() time.Time
 
 	mu       sync.Mutex
 	pairs    map[string]*failures
@@ -34,80 +44,163 @@ type LoginThrottle struct {
 }
 
 type failures struct {
-	count       int
+	count       int // failures in the window
+	inflight    int // attempts begun and not ended
 	first       time.Time
 	lockedUntil time.Time
 }
 
-// NewLoginThrottle returns a throttle with the defaults: 10 failures in 15
-// minutes lock the pair for 15 minutes; each account failure past 10 adds
-// 200 ms, up to 3 s.
+// Login throttle defaults.
+const (
+	DefaultPairFailures    = 10
+	DefaultAccountFailures = 20
+	DefaultLoginWindow     = 15 * time.Minute
+)
+
+// NewLoginThrottle returns a throttle with the defaults: 10 failures of one
+// account from one address in 15 minutes lock that pair for 15 minutes; 20
+// failures of one account from any addresses in 15 minutes refuse every
+// address that has failed on it until the window ends.
 func NewLoginThrottle(now func() time.Time) *LoginThrottle {
 	return &LoginThrottle{
-		MaxFailures: 10, Window: 15 * time.Minute, LockFor: 15 * time.Minute,
-		AccountDelay: 200 * time.Millisecond, MaxDelay: 3 * time.Second, MaxEntries: 100_000,
+		MaxFailures: DefaultPairFailures, MaxAccountFailures: DefaultAccountFailures,
+		Window: DefaultLoginWindow, LockFor: DefaultLoginWindow, MaxEntries: 100_000,
 		now: now, pairs: map[string]*failures{}, accounts: map[string]*failures{},
 	}
 }
 
 func pairKey(account, ip string) string { return strings.ToLower(account) + "\x00" + ip }
 
-// Check says whether a login attempt may proceed: lockedFor > 0 means the
-// pair is locked for that long; delay is how long to wait before checking
-// the password.
-func (t *LoginThrottle) Check(account, ip string) (lockedFor, delay time.Duration) {
-	now := t.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p := t.current(t.pairs, pairKey(account, ip), now); p != nil && now.Before(p.lockedUntil) {
-		lockedFor = p.lockedUntil.Sub(now)
-	}
-	if a := t.current(t.accounts, strings.ToLower(account), now); a != nil && a.count > t.MaxFailures {
-		delay = min(t.MaxDelay, time.Duration(a.count-t.MaxFailures)*t.AccountDelay)
-	}
-	return lockedFor, delay
+// Attempt is one login attempt admitted by Begin.
+type Attempt struct {
+	t          *LoginThrottle
+	pair, acct *failures
+	done       bool
 }
 
-// Failure records a failed login.
-func (t *LoginThrottle) Failure(account, ip string) {
+// Begin admits a login attempt or refuses it. When refused it returns nil
+// and how long to wait before trying again.
+func (t *LoginThrottle) Begin(account, ip string) (*Attempt, time.Duration) {
 	now := t.now()
+	account = strings.ToLower(account)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.bump(t.pairs, pairKey(account, ip), now)
-	if p.count >= t.MaxFailures && !now.Before(p.lockedUntil) {
-		p.lockedUntil = now.Add(t.LockFor)
+	pk := pairKey(account, ip)
+	p := t.current(t.pairs, pk, now)
+	a := t.current(t.accounts, account, now)
+	if p != nil {
+		if now.Before(p.lockedUntil) {
+			return nil, p.lockedUntil.Sub(now)
+		}
+		// The attempts in flight would lock the pair if they all failed.
+		if p.count+p.inflight >= t.MaxFailures {
+			return nil, t.retryAfter(p, now)
+		}
 	}
-	t.bump(t.accounts, strings.ToLower(account), now)
+	if a != nil && a.count+a.inflight >= t.MaxAccountFailures {
+		// The account's budget is spent: only an address that has not
+		// failed on it (and has nothing in flight) may try.
+		if p != nil && (p.count > 0 || p.inflight > 0) {
+			return nil, t.retryAfter(a, now)
+		}
+	}
+	if p == nil {
+		p = t.add(t.pairs, pk, now)
+	}
+	if a == nil {
+		a = t.add(t.accounts, account, now)
+	}
+	p.inflight++
+	a.inflight++
+	return &Attempt{t: t, pair: p, acct: a}, 0
 }
 
-// Success clears the pair's failures.
-func (t *LoginThrottle) Success(account, ip string) {
+// retryAfter is how long until f's window or lock is over, at least a
+// second.
+func (t *LoginThrottle) retryAfter(f *failures, now time.Time) time.Duration {
+	d := f.first.Add(t.Window).Sub(now)
+	if l := f.lockedUntil.Sub(now); l > d {
+		d = l
+	}
+	return max(d, time.Second)
+}
+
+// Fail records the attempt as a failed login.
+func (a *Attempt) Fail() {
+	a.end(func(now time.Time) {
+		t := a.t
+		for _, f := range []*failures{a.pair, a.acct} {
+			if f.count == 0 {
+				f.first = now // the window starts at the first failure
+			}
+			f.count++
+		}
+		if a.pair.count >= t.MaxFailures && !now.Before(a.pair.lockedUntil) {
+			a.pair.lockedUntil = now.Add(t.LockFor)
+		}
+	})
+}
+
+// Succeed records a successful login: the pair's failures are cleared (the
+// account's stay: they were someone's guesses).
+func (a *Attempt) Succeed() {
+	a.end(func(time.Time) {
+		a.pair.count, a.pair.lockedUntil = 0, time.Time{}
+	})
+}
+
+// Cancel ends an attempt that checked no password (the server was busy).
+func (a *Attempt) Cancel() { a.end(func(time.Time) {}) }
+
+func (a *Attempt) end(fn func(now time.Time)) {
+	now := a.t.now()
+	a.t.mu.Lock()
+	defer a.t.mu.Unlock()
+	if a.done {
+		return
+	}
+	a.done = true
+	a.pair.inflight--
+	a.acct.inflight--
+	fn(now)
+}
+
+// Len returns how many pairs and accounts are tracked.
+func (t *LoginThrottle) Len() (pairs, accounts int) {
 	t.mu.Lock()
-	delete(t.pairs, pairKey(account, ip))
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	return len(t.pairs), len(t.accounts)
+}
+
+// expired says whether f holds nothing any more.
+func (t *LoginThrottle) expired(f *failures, now time.Time) bool {
+	return f.inflight == 0 && (f.count == 0 || now.Sub(f.first) >= t.Window) && !now.Before(f.lockedUntil)
 }
 
 // current returns the live entry for key, dropping it if its window and
-// lock are over.
+// lock are over; an entry whose window is over but which has attempts in
+// flight starts afresh.
 func (t *LoginThrottle) current(m map[string]*failures, key string, now time.Time) *failures {
 	f := m[key]
-	if f != nil && now.Sub(f.first) >= t.Window && !now.Before(f.lockedUntil) {
+	if f == nil {
+		return nil
+	}
+	if t.expired(f, now) {
 		delete(m, key)
 		return nil
+	}
+	if f.count > 0 && now.Sub(f.first) >= t.Window && !now.Before(f.lockedUntil) {
+		f.count, f.first = 0, now
 	}
 	return f
 }
 
-func (t *LoginThrottle) bump(m map[string]*failures, key string, now time.Time) *failures {
-	f := t.current(m, key, now)
-	if f == nil {
-		if len(m) >= t.MaxEntries {
-			t.evictOldest(m, now)
-		}
-		f = &failures{first: now}
-		m[key] = f
+func (t *LoginThrottle) add(m map[string]*failures, key string, now time.Time) *failures {
+	if len(m) >= t.MaxEntries {
+		t.evictOldest(m, now)
 	}
-	f.count++
+	f := &failures{first: now}
+	m[key] = f
 	return f
 }
 
@@ -117,7 +210,7 @@ func (t *LoginThrottle) evictOldest(m map[string]*failures, now time.Time) {
 	var oldestKey string
 	var oldest time.Time
 	for k, f := range m {
-		if now.Sub(f.first) >= t.Window && !now.Before(f.lockedUntil) {
+		if t.expired(f, now) {
 			delete(m, k)
 			continue
 		}

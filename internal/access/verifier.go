@@ -34,9 +34,18 @@ type Verifier struct {
 	CacheTTL      time.Duration
 	PollInterval  time.Duration
 	FlushInterval time.Duration
+	// NegativeTTL is how long an unknown key id is remembered as unknown,
+	// so a well-formed key that does not exist costs one database read per
+	// NegativeTTL, not one per request. At most MaxNegative ids are
+	// remembered. Only "not found" is cached: a revoked or expired key is
+	// a cached row like any other, and Forget (called when this process
+	// creates or revokes a key) drops both kinds of entry.
+	NegativeTTL time.Duration
+	MaxNegative int
 
 	mu       sync.Mutex
 	cache    map[string]cachedKey
+	negative map[string]time.Time // key id -> when it was found unknown
 	lastUsed map[string]time.Time
 }
 
@@ -47,12 +56,14 @@ type cachedKey struct {
 
 // NewVerifier returns a verifier with the default intervals: poll every
 // 250 ms (D18 asks for one second), flush last-used every 10 s, re-read a
-// cached row after 5 minutes.
+// cached row after 5 minutes, remember up to 10,000 unknown key ids for 5
+// seconds.
 func NewVerifier(store KeyLookup, now func() time.Time, logger *slog.Logger) *Verifier {
 	return &Verifier{
 		store: store, now: now, logger: logger,
 		CacheTTL: 5 * time.Minute, PollInterval: 250 * time.Millisecond, FlushInterval: 10 * time.Second,
-		cache: map[string]cachedKey{}, lastUsed: map[string]time.Time{},
+		NegativeTTL: 5 * time.Second, MaxNegative: 10_000,
+		cache: map[string]cachedKey{}, negative: map[string]time.Time{}, lastUsed: map[string]time.Time{},
 	}
 }
 
@@ -87,15 +98,45 @@ func (v *Verifier) Verify(ctx context.Context, plaintext string) (assistant.APIK
 	return key, nil
 }
 
+// VerifyCached is Verify with no store access: ok is true only for a valid
+// key whose row is in the cache (and fresh). The API uses it for clients
+// past the limit on failed authentication.
+func (v *Verifier) VerifyCached(plaintext string) (key assistant.APIKey, ok bool) {
+	id, err := ParseKey(plaintext)
+	if err != nil {
+		return assistant.APIKey{}, false
+	}
+	now := v.now()
+	v.mu.Lock()
+	c, cached := v.cache[id]
+	v.mu.Unlock()
+	if !cached || now.Sub(c.fetched) >= v.CacheTTL {
+		return assistant.APIKey{}, false
+	}
+	hash := HashKey(plaintext)
+	if subtle.ConstantTimeCompare(hash[:], c.key.Hash[:]) != 1 || c.key.Status(now) != "active" {
+		return assistant.APIKey{}, false
+	}
+	v.mu.Lock()
+	v.lastUsed[id] = now
+	v.mu.Unlock()
+	return c.key, true
+}
+
 func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (assistant.APIKey, error) {
 	v.mu.Lock()
 	c, ok := v.cache[id]
+	unknownAt, unknown := v.negative[id]
 	v.mu.Unlock()
 	if ok && now.Sub(c.fetched) < v.CacheTTL {
 		return c.key, nil
 	}
+	if unknown && now.Sub(unknownAt) < v.NegativeTTL && !now.Before(unknownAt) {
+		return assistant.APIKey{}, errInvalidKey
+	}
 	key, err := v.store.KeyByID(ctx, id)
 	if assistant.ErrorCode(err) == assistant.ENotFound {
+		v.rememberUnknown(id, now)
 		return assistant.APIKey{}, errInvalidKey
 	}
 	if err != nil {
@@ -107,12 +148,35 @@ func (v *Verifier) lookup(ctx context.Context, id string, now time.Time) (assist
 	return key, nil
 }
 
-// Forget evicts keys from the cache, e.g. right after this process revoked
-// them.
+// rememberUnknown caches id as unknown. When the cache is full, expired
+// entries are swept; if it is still full, id is not remembered (the per-IP
+// limit on failed authentication bounds what that costs).
+func (v *Verifier) rememberUnknown(id string, now time.Time) {
+	if v.NegativeTTL <= 0 || v.MaxNegative <= 0 {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.negative) >= v.MaxNegative {
+		for k, at := range v.negative {
+			if now.Sub(at) >= v.NegativeTTL || now.Before(at) {
+				delete(v.negative, k)
+			}
+		}
+		if len(v.negative) >= v.MaxNegative {
+			return
+		}
+	}
+	v.negative[id] = now
+}
+
+// Forget evicts keys from the cache, known or remembered as unknown: right
+// after this process revoked them, or created them.
 func (v *Verifier) Forget(ids ...string) {
 	v.mu.Lock()
 	for _, id := range ids {
 		delete(v.cache, id)
+		delete(v.negative, id)
 	}
 	v.mu.Unlock()
 }

@@ -4,19 +4,28 @@
 //
 // Pages are html/template with embedded assets (no CDN, no inline script).
 // Sessions come from scs; cross-site form posts are refused by net/http's
-// CrossOriginProtection; failed logins go through access.LoginThrottle;
-// every key and login event is written to the audit log (D17).
+// CrossOriginProtection; forms are url-encoded bodies of at most
+// MaxFormBytes; logins and setup are limited per address, failed logins go
+// through access.LoginThrottle and every password hash through a bounded
+// access.HashLimiter; every key and login event is written to the audit
+// log (D17). docs/security.md describes the limits.
 package admin
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"embed"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +35,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/ratelimit"
 )
 
 //go:embed templates/*.html
@@ -45,18 +55,35 @@ type Handler struct {
 	// ClientIP returns the client address of a request (the same rule as
 	// the API's limits).
 	ClientIP func(*http.Request) string
-	// Sleep waits for the login slowdown; tests replace it.
-	Sleep func(context.Context, time.Duration)
+	// Hashes bounds the password hashes running at once (optional:
+	// access.NewHashLimiter(0) by default).
+	Hashes *access.HashLimiter
+	// Attempts limits POSTs to the login and setup forms per client
+	// address (optional: LoginAttemptsPerMinute a minute by default).
+	Attempts *ratelimit.Tiered
 
 	pages map[string]*template.Template
+	// sealer encrypts the plaintext of a key just created while it waits
+	// in the session for its one page view; its key lives only in this
+	// process's memory, so nothing in the database can reveal the key.
+	sealer cipher.AEAD
 }
+
+// Limits of the admin area (docs/security.md).
+const (
+	// MaxFormBytes bounds the body of every admin form.
+	MaxFormBytes = 64 << 10
+	// LoginAttemptsPerMinute bounds POSTs to /admin/login and
+	// /admin/setup per client address (IPv6: per /64).
+	LoginAttemptsPerMinute = 20
+)
 
 // Session keys.
 const (
 	sessUserEmail = "email"
 	sessWorkspace = "workspace"
 	sessFlash     = "flash"
-	sessNewKey    = "new_key"    // plaintext of the key just created, shown once
+	sessNewKey    = "new_key"    // the key just created, sealed (see Handler.sealer), shown once
 	sessNewKeyID  = "new_key_id" // its id
 )
 
@@ -79,20 +106,27 @@ func (h *Handler) Routes() (http.Handler, error) {
 	if err := h.parseTemplates(); err != nil {
 		return nil, err
 	}
-	if h.Sleep == nil {
-		h.Sleep = func(ctx context.Context, d time.Duration) {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-			}
-		}
+	if h.Hashes == nil {
+		h.Hashes = access.NewHashLimiter(0)
+	}
+	if h.Attempts == nil {
+		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
+	}
+	var secret [32]byte
+	rand.Read(secret[:])
+	block, err := aes.NewCipher(secret[:])
+	if err != nil {
+		return nil, err
+	}
+	if h.sealer, err = cipher.NewGCM(block); err != nil {
+		return nil, err
 	}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /admin/static/", http.StripPrefix("/admin/static/", http.FileServerFS(static)))
+	mux.Handle("GET /admin/static/", h.noListing(http.StripPrefix("/admin/static/", http.FileServerFS(static))))
 	mux.HandleFunc("GET /admin/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)
 	})
@@ -116,7 +150,67 @@ func (h *Handler) Routes() (http.Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "Request refused",
 			"This form was submitted from another site, so it was refused. Open the admin area directly and try again.")
 	}))
-	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(mux)))), nil
+	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOnly(mux))))), nil
+}
+
+// noListing answers 404 for directories: the static files are served,
+// their listing is not.
+func (h *Handler) noListing(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			h.renderError(w, r, http.StatusNotFound, errNotFound.title, errNotFound.message)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// formsOnly lets through, on every method with a body, only
+// application/x-www-form-urlencoded bodies of at most MaxFormBytes, parsed
+// here: anything else is refused (415, 413) before a byte of it is parsed,
+// so no multipart form is ever spooled to disk. Should one be parsed
+// anyway, its files are removed when the request ends.
+func (h *Handler) formsOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if r.MultipartForm != nil {
+				r.MultipartForm.RemoveAll()
+			}
+		}()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			next.ServeHTTP(w, r)
+			return
+		}
+		tooLarge := func() {
+			w.Header().Set("Connection", "close")
+			h.renderError(w, r, http.StatusRequestEntityTooLarge, "Form too large",
+				fmt.Sprintf("Admin forms are at most %d KiB.", MaxFormBytes>>10))
+		}
+		ct := r.Header.Get("Content-Type")
+		if ct != "" || r.ContentLength != 0 {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/x-www-form-urlencoded" {
+				w.Header().Set("Connection", "close")
+				h.renderError(w, r, http.StatusUnsupportedMediaType, "Unsupported form",
+					"Admin forms are sent as application/x-www-form-urlencoded; nothing else is accepted.")
+				return
+			}
+		}
+		if r.ContentLength > MaxFormBytes {
+			tooLarge()
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
+		if err := r.ParseForm(); err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				tooLarge()
+				return
+			}
+			h.renderError(w, r, http.StatusBadRequest, "Invalid form", "The form could not be read. Reload the page and try again.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (h *Handler) parseTemplates() error {
@@ -149,11 +243,42 @@ func (h *Handler) parseTemplates() error {
 type pageError struct {
 	status         int
 	title, message string
+	retryAfter     time.Duration // sent as Retry-After when > 0
 }
 
 func (e *pageError) Error() string { return e.message }
 
-var errNotFound = &pageError{http.StatusNotFound, "Not found", "There is no such page in the admin area."}
+var errNotFound = &pageError{status: http.StatusNotFound, title: "Not found", message: "There is no such page in the admin area."}
+
+func ceilSeconds(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second)) }
+
+// errBusy is the page of a login or setup refused because too many
+// passwords are being checked at once.
+var errBusy = &pageError{status: http.StatusServiceUnavailable, title: "Busy",
+	message: "Too many logins are being checked right now. Try again in a moment.", retryAfter: time.Second}
+
+// limitAttempts applies the per-address limit of the login and setup
+// forms.
+func (h *Handler) limitAttempts(r *http.Request) error {
+	d := h.Attempts.Allow(addressKey(h.ClientIP(r)))
+	if d.Allowed {
+		return nil
+	}
+	return &pageError{status: http.StatusTooManyRequests, title: "Too many attempts",
+		message:    fmt.Sprintf("Too many login or setup attempts from your address. Try again in %d second(s).", ceilSeconds(d.RetryAfter)),
+		retryAfter: d.RetryAfter}
+}
+
+// addressKey is the limit key of a client address: the address, or its /64
+// for IPv6 (one subscriber usually holds a whole /64).
+func addressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Is6() || a.Is4In6() {
+		return ip
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
 
 // page adapts a handler that returns an error: errors become HTML error
 // pages (D1: the admin area shows pages, not problem documents).
@@ -166,6 +291,9 @@ func (h *Handler) page(fn func(http.ResponseWriter, *http.Request) error) http.H
 		var pe *pageError
 		switch {
 		case errors.As(err, &pe):
+			if pe.retryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(pe.retryAfter)))
+			}
 			h.renderError(w, r, pe.status, pe.title, pe.message)
 		case assistant.ErrorCode(err) == assistant.ENotFound:
 			h.renderError(w, r, http.StatusNotFound, "Not found", assistant.ErrorMessage(err))
@@ -228,7 +356,7 @@ func (h *Handler) requireUser(fn func(http.ResponseWriter, *http.Request, *sessi
 				http.Redirect(w, r, "/admin/login", http.StatusSeeOther)
 				return nil
 			}
-			return &pageError{http.StatusUnauthorized, "Logged out", "Your session has ended. Log in again."}
+			return &pageError{status: http.StatusUnauthorized, title: "Logged out", message: "Your session has ended. Log in again."}
 		}
 		return fn(w, r, u)
 	}
@@ -265,6 +393,9 @@ func (h *Handler) setupValid(ctx context.Context, token string) (bool, error) {
 
 func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
+	if err := h.limitAttempts(r); err != nil {
+		return err
+	}
 	token, email := r.PostFormValue("token"), strings.TrimSpace(r.PostFormValue("email"))
 	password, confirm := r.PostFormValue("password"), r.PostFormValue("confirm")
 	valid, err := h.setupValid(ctx, token)
@@ -287,6 +418,11 @@ func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
 	if err := access.CheckPasswordPolicy(password); err != nil {
 		return again(assistant.ErrorMessage(err))
 	}
+	// Hash first: a busy server must not spend the one-time token.
+	var hash string
+	if err := h.Hashes.Do(ctx, func() { hash = access.HashPassword(password) }); err != nil {
+		return errBusy // no slot in time, or the client left while waiting
+	}
 	if ok, err := h.Store.ConsumeSetupToken(ctx, access.HashSetupToken(token), h.Now()); err != nil || !ok {
 		valid = false
 		if err != nil {
@@ -297,7 +433,7 @@ func (h *Handler) setup(w http.ResponseWriter, r *http.Request) error {
 	if err := h.Store.EnsureWorkspace(ctx, assistant.DefaultWorkspace); err != nil {
 		return err
 	}
-	u, err := h.Store.CreateUser(ctx, assistant.User{Workspace: assistant.DefaultWorkspace, Email: email, PasswordHash: access.HashPassword(password)})
+	u, err := h.Store.CreateUser(ctx, assistant.User{Workspace: assistant.DefaultWorkspace, Email: email, PasswordHash: hash})
 	if err != nil {
 		return err
 	}
@@ -336,6 +472,9 @@ var dummyHash = access.HashPassword("not a real password, only for timing")
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
+	if err := h.limitAttempts(r); err != nil {
+		return err
+	}
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	password := r.PostFormValue("password")
 	ip := h.ClientIP(r)
@@ -346,30 +485,39 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if email == "" || password == "" {
 		return fail(http.StatusBadRequest, "Enter your email and password.")
 	}
-	lockedFor, delay := h.Throttle.Check(email, ip)
-	if lockedFor > 0 {
+	if len(email) > 254 {
+		return fail(http.StatusUnauthorized, "The email or password is wrong.")
+	}
+	attempt, retry := h.Throttle.Begin(email, addressKey(ip))
+	if attempt == nil {
 		h.audit(r, "", email, "login.locked", email, "")
-		minutes := int((lockedFor + time.Minute - 1) / time.Minute)
+		minutes := int((retry + time.Minute - 1) / time.Minute)
+		w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(retry)))
 		return fail(http.StatusTooManyRequests, fmt.Sprintf(
 			"Too many failed logins for this account from your address. Try again in %d minute(s).", minutes))
 	}
-	if delay > 0 {
-		h.Sleep(ctx, delay)
-	}
 	u, err := h.Store.UserByEmail(ctx, email)
 	if err != nil && assistant.ErrorCode(err) != assistant.ENotFound {
+		attempt.Cancel()
 		return err
 	}
+	// An unknown email costs one hash too, so the time taken does not
+	// reveal which accounts exist, and counts as a failure like any other.
 	hash := dummyHash
 	if err == nil {
 		hash = u.PasswordHash
 	}
-	if !access.CheckPassword(hash, password) || err != nil {
-		h.Throttle.Failure(email, ip)
+	var match bool
+	if herr := h.Hashes.Do(ctx, func() { match = access.CheckPassword(hash, password) }); herr != nil {
+		attempt.Cancel()
+		return errBusy // no slot in time, or the client left while waiting
+	}
+	if !match || err != nil {
+		attempt.Fail()
 		h.audit(r, u.Workspace, email, "login.failed", email, "")
 		return fail(http.StatusUnauthorized, "The email or password is wrong.")
 	}
-	h.Throttle.Success(email, ip)
+	attempt.Succeed()
 	if err := h.startSession(r, u); err != nil {
 		return err
 	}
@@ -426,7 +574,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, u *sessionUs
 	if days := r.PostFormValue("expires"); days != "" {
 		n, err := strconv.Atoi(days)
 		if err != nil || n < 1 || n > 3650 {
-			return &pageError{http.StatusBadRequest, "Invalid expiry", "Choose an expiry from the list."}
+			return &pageError{status: http.StatusBadRequest, title: "Invalid expiry", message: "Choose an expiry from the list."}
 		}
 		exp := now.AddDate(0, 0, n)
 		k.ExpiresAt = &exp
@@ -435,8 +583,11 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, u *sessionUs
 		return err
 	}
 	h.audit(r, u.Workspace, u.Email, "key.created", id, name)
-	// The plaintext waits in the session for exactly one page view.
-	h.Sessions.Put(ctx, sessNewKey, plaintext)
+	h.Keys.Forget(id) // drop any negative cache entry for the new id
+	// The plaintext waits in the session for exactly one page view, sealed
+	// with a key only this process holds: the session store (database,
+	// WAL) never sees it in the clear.
+	h.Sessions.Put(ctx, sessNewKey, h.seal(id, plaintext))
 	h.Sessions.Put(ctx, sessNewKeyID, id)
 	http.Redirect(w, r, "/admin/integrations/keys/"+id+"/created", http.StatusSeeOther)
 	return nil
@@ -451,11 +602,35 @@ func (h *Handler) createdKey(w http.ResponseWriter, r *http.Request, u *sessionU
 	}
 	data := map[string]any{"KeyID": k.ID, "Name": k.Name}
 	if h.Sessions.GetString(ctx, sessNewKeyID) == id {
-		data["Plaintext"] = h.Sessions.PopString(ctx, sessNewKey)
+		if plaintext, ok := h.unseal(id, h.Sessions.PopString(ctx, sessNewKey)); ok {
+			data["Plaintext"] = plaintext
+		}
 		h.Sessions.Remove(ctx, sessNewKeyID)
 	}
 	h.render(w, r, http.StatusOK, "created", "Key created", data)
 	return nil
+}
+
+// seal encrypts a new key's plaintext for the session, bound to its id.
+func (h *Handler) seal(id, plaintext string) string {
+	nonce := make([]byte, h.sealer.NonceSize())
+	rand.Read(nonce)
+	return base64.RawStdEncoding.EncodeToString(h.sealer.Seal(nonce, nonce, []byte(plaintext), []byte(id)))
+}
+
+// unseal reverses seal; it fails for anything sealed by another process
+// (e.g. before a restart).
+func (h *Handler) unseal(id, sealed string) (string, bool) {
+	data, err := base64.RawStdEncoding.DecodeString(sealed)
+	n := h.sealer.NonceSize()
+	if err != nil || len(data) < n {
+		return "", false
+	}
+	plain, err := h.sealer.Open(nil, data[:n], data[n:], []byte(id))
+	if err != nil {
+		return "", false
+	}
+	return string(plain), true
 }
 
 // workspaceKey returns a key of the user's own workspace; any other is
@@ -467,7 +642,7 @@ func (h *Handler) workspaceKey(ctx context.Context, u *sessionUser, id string) (
 	k, err := h.Store.KeyByID(ctx, id)
 	if err != nil || k.Workspace != u.Workspace {
 		if err == nil || assistant.ErrorCode(err) == assistant.ENotFound {
-			return assistant.APIKey{}, &pageError{http.StatusNotFound, "Not found", "There is no such key in your workspace."}
+			return assistant.APIKey{}, &pageError{status: http.StatusNotFound, title: "Not found", message: "There is no such key in your workspace."}
 		}
 		return assistant.APIKey{}, err
 	}

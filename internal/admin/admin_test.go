@@ -38,16 +38,22 @@ type env struct {
 	srv   *httptest.Server
 	db    *sqlite.DB
 	clock *clock
-	// ip is the client address the admin area sees for the next request.
-	ip    *string
-	slept *time.Duration
+	// ip is the client address the admin area sees for the next request
+	// (a request's X-Test-Client header, when set, wins).
+	ip *string
+	// dir holds the database and its WAL.
+	dir string
+	h   *admin.Handler
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts the API with the admin area; tweak, if given, adjusts the
+// admin handler before its routes are built.
+func newEnv(t *testing.T, tweak ...func(*admin.Handler)) *env {
 	t.Helper()
 	ctx := context.Background()
 	clk := &clock{t: time.Date(2026, 6, 15, 9, 30, 0, 0, time.UTC)}
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "admin.db"), clk.Now)
+	dir := t.TempDir()
+	db, err := sqlite.Open(ctx, filepath.Join(dir, "admin.db"), clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +61,18 @@ func newEnv(t *testing.T) *env {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	verifier := access.NewVerifier(db, clk.Now, logger)
 	ip := "192.0.2.10"
-	var slept time.Duration
 	h := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sqlite3store.NewWithCleanupInterval(db.SQL(), 0)),
 		Throttle: access.NewLoginThrottle(clk.Now), Logger: logger, Now: clk.Now,
-		ClientIP: func(*http.Request) string { return ip },
-		Sleep:    func(_ context.Context, d time.Duration) { slept += d },
+		ClientIP: func(r *http.Request) string {
+			if c := r.Header.Get("X-Test-Client"); c != "" {
+				return c
+			}
+			return ip
+		},
+	}
+	for _, f := range tweak {
+		f(h)
 	}
 	adminHandler, err := h.Routes()
 	if err != nil {
@@ -72,7 +84,7 @@ func newEnv(t *testing.T) *env {
 		Metrics: prometheus.NewRegistry(), Access: db, Keys: verifier, Admin: adminHandler}
 	srv := httptest.NewServer(apiServer.Handler())
 	t.Cleanup(srv.Close)
-	return &env{srv: srv, db: db, clock: clk, ip: &ip, slept: &slept}
+	return &env{srv: srv, db: db, clock: clk, ip: &ip, dir: dir, h: h}
 }
 
 // browser is an HTTP client with its own cookies that does not follow

@@ -2,12 +2,29 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/ratelimit"
 )
+
+// AuthFailuresPerMinute is how many failed authentications (401s) on
+// /api/v1/ one client address (IPv6: one /64) may cause in a sliding
+// minute; past it, its /api/v1/ requests get 429 until the count falls
+// (docs/security.md). Failures never count against any key.
+const AuthFailuresPerMinute = 30
+
+// authFailureLimiter returns the server's limiter of failed
+// authentication, or the default one.
+func (s *Server) authFailureLimiter() *ratelimit.Tiered {
+	if s.AuthFailures != nil {
+		return s.AuthFailures
+	}
+	return ratelimit.NewTiered(0, AuthFailuresPerMinute, time.Minute, s.Now)
+}
 
 const keyCtxKey ctxKey = 100
 
@@ -41,25 +58,59 @@ func UsageNoteFrom(ctx context.Context) *usageNote {
 // checked before routing, so unknown /api/v1/ paths do not reveal
 // themselves to unauthenticated callers. The workspace comes from the key
 // only. Each authenticated request gets one usage row (D5); failed
-// authentication records none and counts against no key.
+// authentication records none and counts against no key, only against
+// the client's address (AuthFailuresPerMinute). Two Authorization headers
+// are refused, not resolved by picking one.
 func (s *Server) authenticate(next http.Handler) http.Handler {
+	failures := s.authFailureLimiter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/v1/") || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
 		ctx := r.Context()
+		// An address past the limit is served only with a key already in
+		// the verifier's cache (checked with no database read), so a
+		// client sharing an address with a failing one keeps working.
+		client := clientKey(ClientIP(r, s.TrustedProxies))
+		limit := failures.Peek(client)
+		unauthorized := func(challenge string, p *Problem) {
+			if !limit.Allowed {
+				secs := max(1, ceilSeconds(limit.RetryAfter))
+				writeProblem(w, rateLimited(ctx, secs, fmt.Sprintf(
+					"This client failed authentication more than %d times in the last minute. Retry after %d seconds with a valid API key.",
+					failures.Hard, secs)))
+				return
+			}
+			failures.Allow(client)
+			w.Header().Set("WWW-Authenticate", challenge)
+			writeProblem(w, p)
+		}
+		values := r.Header.Values("Authorization")
+		if len(values) > 1 {
+			unauthorized(`Bearer realm="assistant", error="invalid_request"`, newProblem(ctx, http.StatusUnauthorized,
+				"Send exactly one Authorization header."))
+			return
+		}
 		plaintext, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="assistant"`)
-			writeProblem(w, newProblem(ctx, http.StatusUnauthorized,
+			unauthorized(`Bearer realm="assistant"`, newProblem(ctx, http.StatusUnauthorized,
 				"This endpoint needs an API key: send Authorization: Bearer sk_service_... (keys are created at /admin/integrations)."))
 			return
 		}
-		key, err := s.Keys.Verify(ctx, plaintext)
+		var key assistant.APIKey
+		var err error
+		if limit.Allowed {
+			key, err = s.Keys.Verify(ctx, plaintext)
+		} else if cached, ok := s.Keys.VerifyCached(plaintext); ok {
+			key = cached
+		} else {
+			err = assistant.Errorf(assistant.EUnauthorized, "The API key is not valid.")
+		}
 		if err != nil {
 			if assistant.ErrorCode(err) == assistant.EUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="assistant", error="invalid_token"`)
+				unauthorized(`Bearer realm="assistant", error="invalid_token"`, problemFromError(ctx, s.Logger, err))
+				return
 			}
 			writeProblem(w, problemFromError(ctx, s.Logger, err))
 			return

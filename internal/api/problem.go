@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -158,8 +159,15 @@ func useProblemErrors() {
 					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
 				}
 			}
+			for _, d := range p.Errors {
+				d.Value = truncateValue(d.Value)
+			}
 			if status == http.StatusBadRequest && len(p.Errors) > 0 {
 				p.Detail = validationDetail(p.Errors)
+			}
+			if status == http.StatusRequestEntityTooLarge {
+				p.Detail = fmt.Sprintf("The request body is larger than %d bytes (256 KiB).", maxBodyBytes)
+				p.Errors = nil
 			}
 			return p
 		}
@@ -174,6 +182,37 @@ func useProblemErrors() {
 			return build(ctx, status, msg, errs...)
 		}
 	})
+}
+
+// MaxErrorValueChars bounds errors[].value in a 400 problem: a longer
+// string is cut to this many characters followed by "…"; any other value
+// whose JSON is longer is replaced by its JSON, cut the same way. A
+// problem never echoes a whole large body back.
+const MaxErrorValueChars = 200
+
+func truncateValue(v any) any {
+	cut := func(s string) (string, bool) {
+		if utf8.RuneCountInString(s) <= MaxErrorValueChars {
+			return s, false
+		}
+		r := []rune(s)
+		return string(r[:MaxErrorValueChars]) + "…", true
+	}
+	switch x := v.(type) {
+	case nil, bool, int, int64, float64:
+		return v
+	case string:
+		s, _ := cut(x)
+		return s
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	if s, cutShort := cut(string(data)); cutShort {
+		return s
+	}
+	return v
 }
 
 // validationDetail summarises validation errors in one sentence that names

@@ -19,8 +19,13 @@ const (
 	docsPath     = "/api/assistant/docs"
 )
 
-// maxBodyBytes bounds every request body of the public API.
+// maxBodyBytes bounds every request body of the API: a body of exactly
+// maxBodyBytes is accepted (D4: "at most 256 KiB"), one byte more is 413.
 const maxBodyBytes = 256 << 10
+
+// humaBodyLimit is the MaxBodyBytes given to huma, which refuses a body
+// that reaches its limit (not one that exceeds it).
+const humaBodyLimit = maxBodyBytes + 1
 
 // routeMux is a ServeMux that remembers the patterns registered on it, so
 // tests can hold the OpenAPI document against what is really served.
@@ -52,7 +57,7 @@ func (s *Server) handler() (http.Handler, []string) {
 	// Public knowledge endpoints (no authentication).
 	public := func(op huma.Operation) huma.Operation {
 		op.Tags = []string{"Knowledge"}
-		op.MaxBodyBytes = maxBodyBytes
+		op.MaxBodyBytes = humaBodyLimit
 		op.Errors = append(op.Errors, http.StatusTooManyRequests)
 		return op
 	}
@@ -92,7 +97,7 @@ func (s *Server) handler() (http.Handler, []string) {
 	}
 	authenticated := func(op huma.Operation) huma.Operation {
 		op.Security = []map[string][]string{{"bearer": {}}}
-		op.MaxBodyBytes = maxBodyBytes
+		op.MaxBodyBytes = humaBodyLimit
 		op.Errors = append(op.Errors, http.StatusUnauthorized)
 		return op
 	}

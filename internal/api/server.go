@@ -64,4 +64,7 @@ type Server struct {
 	Verifier verify.Verifier
 	// Admin, optional, is the admin area's handler, mounted at /admin/.
 	Admin http.Handler
+	// AuthFailures, optional, limits failed authentication on /api/v1/
+	// per client address (AuthFailuresPerMinute a minute by default).
+	AuthFailures *ratelimit.Tiered
 }

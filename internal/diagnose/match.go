@@ -73,7 +73,6 @@ type archetypeIndex struct {
 type index struct {
 	p       params
 	idf     map[string]float64
-	defIDF  float64
 	ids     []string
 	arch    []*archetypeIndex
 	avgLen  [numFields]float64

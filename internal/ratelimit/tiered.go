@@ -181,3 +181,28 @@ func (c *client) waitUntilBelow(now time.Time, window time.Duration, limit int) 
 	}
 	return time.Duration(w - elapsed + y)
 }
+
+// Peek says whether a request of key would be admitted under the hard
+// limit now, without counting one: for limits that count only some
+// outcomes (failed authentication), checked before the request and
+// counted with Allow after it.
+func (t *Tiered) Peek(key string) Decision {
+	d := Decision{Allowed: true, SoftRemaining: math.MaxInt, HardRemaining: math.MaxInt}
+	if t.Hard <= 0 {
+		return d
+	}
+	now := t.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	el, ok := t.clients[key]
+	if !ok {
+		return d
+	}
+	c := el.Value.(*client)
+	c.advance(now, t.Window)
+	if est := c.estimate(now, t.Window); est+1 > float64(t.Hard) {
+		d.Allowed, d.HardRemaining = false, 0
+		d.RetryAfter = c.waitUntilBelow(now, t.Window, t.Hard)
+	}
+	return d
+}

@@ -103,3 +103,26 @@ func TestDisabled(t *testing.T) {
 		}
 	}
 }
+
+func TestTieredPeekDoesNotCount(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	lim := ratelimit.NewTiered(0, 3, time.Minute, func() time.Time { return now })
+	for range 10 {
+		if d := lim.Peek("a"); !d.Allowed {
+			t.Fatal("peek refused with nothing counted")
+		}
+	}
+	for range 3 {
+		lim.Allow("a")
+	}
+	if d := lim.Peek("a"); d.Allowed || d.RetryAfter <= 0 {
+		t.Errorf("peek after 3 of 3: %+v", d)
+	}
+	if d := lim.Peek("b"); !d.Allowed {
+		t.Error("another key is refused")
+	}
+	now = now.Add(2 * time.Minute)
+	if d := lim.Peek("a"); !d.Allowed {
+		t.Error("refused two windows later")
+	}
+}

@@ -71,12 +71,17 @@ func Sentences(text string) []string {
 	return out
 }
 
+// isAbbreviation reports whether the last word of s is an abbreviation.
+// It looks at that word only: s can be the whole text since the last
+// sentence end, and reading all of it for every candidate end made
+// Sentences quadratic (200,000 characters of ". " took 109 s, 10,000 took
+// 0.8 s; found by FuzzParse).
 func isAbbreviation(s string) bool {
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
+	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	if s == "" {
 		return false
 	}
-	last := strings.ToLower(fields[len(fields)-1])
+	last := strings.ToLower(s[strings.LastIndexFunc(s, unicode.IsSpace)+1:])
 	switch last {
 	case "e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "jr.", "sr.", "st.", "no.", "inc.", "co.", "approx.":
 		return true

@@ -3,6 +3,7 @@ package textproc_test
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -54,5 +55,19 @@ func TestCutKeepsRunes(t *testing.T) {
 	}
 	if got := textproc.Cut("short", 10); got != "short" {
 		t.Errorf("Cut = %q", got)
+	}
+}
+
+// TestSentencesIsLinear: a long run of candidate sentence ends that are
+// all abbreviations (". . . .") is split in linear time; it was quadratic.
+func TestSentencesIsLinear(t *testing.T) {
+	text := strings.Repeat(". ", 100_000) + "The end. J. Smith wrote the book. Done"
+	start := time.Now()
+	got := textproc.Sentences(text)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("200,000 characters took %v", d)
+	}
+	if len(got) != 3 || !strings.HasSuffix(got[0], ". The end.") || got[1] != "J. Smith wrote the book." || got[2] != "Done" {
+		t.Errorf("%d sentences; the last two: %.80q", len(got), got[max(1, len(got)-2):])
 	}
 }

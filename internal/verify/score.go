@@ -412,12 +412,6 @@ func logistic(x []float64) float64 {
 	return 1 / (1 + math.Exp(-z))
 }
 
-// says reports whether a passage contains phrase word for word.
-func (ev *evidence) says(phrase string) bool {
-	_, i := ev.find(phrase)
-	return i >= 0
-}
-
 func (ev *evidence) find(phrase string) (string, int) {
 	ws := textproc.Words(phrase)
 	if len(ws) == 0 {

@@ -1,0 +1,120 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/constraintlab/assistant/internal/access"
+	"github.com/constraintlab/assistant/internal/api"
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/sqlite"
+	"github.com/constraintlab/assistant/internal/verify"
+)
+
+// fuzzServer is the whole HTTP surface with no rate limits, and a key.
+func fuzzServer(tb testing.TB) (http.Handler, string) {
+	tb.Helper()
+	ctx := context.Background()
+	now := func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }
+	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "fuzz.db"), now)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
+		tb.Fatal(err)
+	}
+	cat, err := diagnose.LoadCatalog()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dg, err := diagnose.Load(ctx, cat, db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	personas, err := chat.LoadPersonas()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n := 0
+	srv := &api.Server{
+		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
+		Logger: logger, Now: now, Version: "fuzz", PublicLimiter: ratelimit.NewTiered(0, 0, time.Minute, now),
+		Metrics: prometheus.NewRegistry(), Access: db, Keys: access.NewVerifier(db, now, logger),
+		Chat: &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Recorder: db, Checker: verify.New(),
+			Diagnoser: chat.NewDiagnosisAdapter(dg), Personas: personas, Now: now,
+			NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }},
+		ChatLimiter: ratelimit.NewSlidingWindow(0, time.Minute, now),
+	}
+	if err := db.EnsureWorkspace(ctx, "fuzz"); err != nil {
+		tb.Fatal(err)
+	}
+	plain, id, hash := access.NewKey()
+	if err := db.CreateKey(ctx, assistant.APIKey{ID: id, Workspace: "fuzz", Name: "fuzz", Hash: hash, CreatedAt: now()}); err != nil {
+		tb.Fatal(err)
+	}
+	return srv.Handler(), plain
+}
+
+// fuzzDecoder feeds arbitrary bodies, with the JSON content type or
+// without one, to one endpoint: never a 5xx or a panic (the recoverer
+// would turn it into a 500), and every error is a problem document.
+func fuzzDecoder(f *testing.F, path string, seeds ...string) {
+	h, key := fuzzServer(f)
+	for _, s := range append(seeds, "", "{}", "[]", "null", "{", `{"a":`, "\x00", `"x"`, "1e999", `{"message":1}`,
+		`{"tokens":null}`, strings.Repeat("[", 10_000), `{"history":[{"role":"system","content":"x"}]}`) {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, body string, asJSON bool) {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		if asJSON {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body)
+		}
+		if rec.Code >= 400 && rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("POST %s %q: %d as %q", path, body, rec.Code, rec.Header().Get("Content-Type"))
+		}
+	})
+}
+
+func FuzzResolve(f *testing.F) {
+	fuzzDecoder(f, "/api/assistant/v1/resolve",
+		`{"tokens":[{"type":"framework","slug":"theory-of-constraints"}]}`,
+		`{"tokens":[{"type":"framework","slug":"UPPER"},{"type":"nope","slug":"x"},{"type":"paper"}]}`,
+		`{"tokens":["framework:x"]}`)
+}
+
+func FuzzPreview(f *testing.F) {
+	fuzzDecoder(f, "/api/assistant/v1/preview",
+		`{"vertical":"saas","archetype_id":"sales-conversion"}`,
+		`{"vertical":"saas","free_text":"Our trials do not convert"}`,
+		`{"vertical":"nope","archetype_id":"x","free_text":"y"}`)
+}
+
+func FuzzChat(f *testing.F) {
+	fuzzDecoder(f, "/api/v1/chat",
+		`{"message":"Our support queue doubled since the last release","mode":"support"}`,
+		`{"message":"hi","history":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],"source":"crm"}`,
+		`{"message":"   ","mode":"pirate"}`)
+}
