@@ -362,11 +362,11 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 	if vertical == "" {
 		vertical = tb.s.Diagnoser.GuessVertical(a.Description)
 	}
-	input := fmt.Sprintf("description=%q", clip(a.Description, 120))
+	input := fmt.Sprintf("description=%q", textproc.Cut(a.Description, 120))
 	if vertical != "" {
 		input += " vertical=" + vertical
 	}
-	g, err := tb.s.Diagnoser.Diagnose(ctx, clip(a.Description, 4000), vertical)
+	g, err := tb.s.Diagnoser.Diagnose(ctx, textproc.Cut(a.Description, 4000), vertical)
 	if err != nil {
 		if assistant.ErrorCode(err) == assistant.EInvalid {
 			return toolError(assistant.ErrorMessage(err)), input, "invalid arguments", nil
@@ -446,13 +446,6 @@ func firstSentences(s string, n int) string {
 		return s
 	}
 	return strings.Join(parts[:n], " ")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/llm"
@@ -285,7 +284,7 @@ func judgePassages(e assistant.Entity) []string {
 		if s == "" {
 			return
 		}
-		out = append(out, clip(s, maxPassageChars))
+		out = append(out, textproc.Cut(s, maxPassageChars))
 	}
 	for _, s := range textproc.Sentences(e.Summary) {
 		add(s)
@@ -391,20 +390,4 @@ func findQuote(quote string, sources []*judgeSource) (*Evidence, bool) {
 		}
 	}
 	return nil, false
-}
-
-// clip cuts s to at most n bytes at a word boundary (never inside a UTF-8
-// character), marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndex(s[:n], " ")
-	if cut < n/2 {
-		cut = n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-	}
-	return s[:cut] + "…"
 }

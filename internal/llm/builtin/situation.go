@@ -188,23 +188,7 @@ func (t turn) symptom() string {
 	if best == "" {
 		best = q
 	}
-	return clip(strings.TrimRight(best, ".?! "), 120)
-}
-
-// clip shortens s to at most n bytes at a word boundary, never inside a
-// UTF-8 character.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndex(s[:n], " ")
-	if cut < n/2 {
-		cut = n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-	}
-	return s[:cut] + "…"
+	return textproc.Cut(strings.TrimRight(best, ".?! "), 120)
 }
 
 // sentence is one citable sentence of an entity.
