@@ -12,7 +12,10 @@ import (
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // evalSubcommands lists the evaluations of `assistant eval` (D26). Adding
@@ -29,6 +32,31 @@ func evalSubcommands() []command {
 // evalCommand dispatches `assistant eval <subcommand>`.
 func evalCommand(ctx context.Context, e env, args []string) error {
 	return dispatch(ctx, e, "eval", evalSubcommands(), args)
+}
+
+// openKnowledge opens the configured store with the embedded corpus
+// synchronised into it, as serve does, for the evaluations. The caller
+// closes it.
+func openKnowledge(ctx context.Context, cfg *config.Config, e env) (*sqlite.DB, error) {
+	db, err := openStore(ctx, cfg, e.now)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openDiagnoser loads the embedded catalog and the constraint diagnosis
+// over the store's knowledge.
+func openDiagnoser(ctx context.Context, db *sqlite.DB) (*diagnose.Diagnoser, error) {
+	cat, err := diagnose.LoadCatalog()
+	if err != nil {
+		return nil, err
+	}
+	return diagnose.Load(ctx, cat, db)
 }
 
 // retrievalCutoff is the rank beyond which a hit no longer counts towards
@@ -65,14 +93,11 @@ func evalRetrieval(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openStore(ctx, cfg, e.now)
+	db, err := openKnowledge(ctx, cfg, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		return err
-	}
 
 	var scores retrievalScores
 	var misses []string

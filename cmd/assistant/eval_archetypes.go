@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/constraintlab/assistant/internal/diagnose"
-	"github.com/constraintlab/assistant/internal/knowledge"
 )
 
 // evalArchetypes scores the free-text archetype matcher (D26):
@@ -39,19 +38,12 @@ func evalArchetypes(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *file, err)
 	}
-	db, err := openStore(ctx, cfg, e.now)
+	db, err := openKnowledge(ctx, cfg, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		return err
-	}
-	cat, err := diagnose.LoadCatalog()
-	if err != nil {
-		return err
-	}
-	d, err := diagnose.Load(ctx, cat, db)
+	d, err := openDiagnoser(ctx, db)
 	if err != nil {
 		return err
 	}

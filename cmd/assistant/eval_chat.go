@@ -9,8 +9,6 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
-	"github.com/constraintlab/assistant/internal/diagnose"
-	"github.com/constraintlab/assistant/internal/knowledge"
 )
 
 // evalChat scores the chat's scope rule (D29): `assistant eval chat --file F [--json] [--failures]`.
@@ -42,19 +40,12 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *file, err)
 	}
-	db, err := openStore(ctx, cfg, e.now)
+	db, err := openKnowledge(ctx, cfg, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		return err
-	}
-	cat, err := diagnose.LoadCatalog()
-	if err != nil {
-		return err
-	}
-	d, err := diagnose.Load(ctx, cat, db)
+	d, err := openDiagnoser(ctx, db)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -70,14 +69,11 @@ func evalVerify(ctx context.Context, e env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", *file, err)
 		}
-		db, err := openStore(ctx, cfg, e.now)
+		db, err := openKnowledge(ctx, cfg, e)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-			return err
-		}
 		var lookupErr error
 		checker := &verify.Checker{Threshold: *threshold}
 		result, failures = checker.EvaluateInDomainFailures(rows, func(tokens []assistant.Token) map[assistant.Token]assistant.Entity {

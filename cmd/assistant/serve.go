@@ -54,11 +54,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	logger.Info("knowledge base loaded", "inserted", synced.Inserted, "updated", synced.Updated,
 		"deleted", synced.Deleted, "unchanged", synced.Unchanged)
 
-	catalog, err := diagnose.LoadCatalog()
-	if err != nil {
-		return err
-	}
-	diagnoser, err := diagnose.Load(ctx, catalog, db)
+	diagnoser, err := openDiagnoser(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -94,7 +90,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Retriever:      db,
 		Citations:      db,
 		Ready:          db,
-		Catalog:        catalog,
+		Catalog:        diagnoser.Catalog(),
 		Diagnosis:      diagnoser,
 		Logger:         logger,
 		Now:            e.now,
