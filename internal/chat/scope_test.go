@@ -309,6 +309,12 @@ func TestScopeWords(t *testing.T) {
 		{"how many grams of sugar are in a donut", false},
 		{"tell me a joke about accountants and invoices", false},
 		{"the price of our new recipe went up, should we raise menu prices?", true},
+		{"who is the ceo of apple", false},
+		{"what is the stock price of tesla today", false},
+		{"write a cover letter for a marketing job", false},
+		{"how do i file my personal income tax return", false},
+		{"we can't find good welders anymore", true},
+		{"my cofounder and I disagree on whether to take VC money", true},
 	}
 	for _, c := range cases {
 		if got := chat.AssessScope(c.q, nil); got.InScope != c.want {
