@@ -1,11 +1,13 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const packingQuestion = "Our packing station cannot keep up and orders ship late"
@@ -269,5 +271,48 @@ func TestRealKeyAndUnauthorized(t *testing.T) {
 		if !IsUnauthorized(err) {
 			t.Errorf("stream without a key: %v", err)
 		}
+	}
+}
+
+// TestRealRateLimit: the 61st verify of a key within a minute is the
+// service's 429; the client reads it as a typed error with Retry-After,
+// retry_after_seconds and the RateLimit headers, and with retries on it
+// waits exactly the Retry-After (observed through the sleep hook, which
+// cancels instead of sleeping up to a minute).
+func TestRealRateLimit(t *testing.T) {
+	base, _ := startReal(t)
+	ctx := testContext(t)
+	c := New(base, WithAPIKey(real.key2), WithoutRetries())
+	c.strict = true
+	req := VerifyRequest{Text: "Waiting time grows as utilization approaches one."}
+	var limited error
+	for i := 0; i < 61 && limited == nil; i++ {
+		if _, err := c.Verify(ctx, req); err != nil {
+			limited = err
+		}
+	}
+	e, ok := AsError(limited)
+	if !ok || !IsRateLimited(limited) || e.Type != ProblemRateLimited || e.RetryAfterSeconds < 1 ||
+		e.RetryAfter != time.Duration(e.RetryAfterSeconds)*time.Second || e.RateLimitPolicy != `"chat";q=60;w=60` {
+		t.Fatalf("want a typed 429, got %#v", limited)
+	}
+	if rl, ok := ParseRateLimit(e.RateLimit); !ok || rl.Policy != "chat" || rl.Remaining != 0 || rl.Reset < 1 {
+		t.Errorf("RateLimit %q", e.RateLimit)
+	}
+
+	var waits []time.Duration
+	waitCtx, cancel := context.WithCancel(context.Background()) // no deadline the wait would pass
+	defer cancel()
+	retrying := New(base, WithAPIKey(real.key2), WithRetry(RetryPolicy{MaxRetryAfter: 2 * time.Minute}), WithSleep(func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		cancel()
+		return ctx.Err()
+	}))
+	_, err := retrying.Verify(waitCtx, req)
+	if !IsRateLimited(err) || !errors.Is(err, context.Canceled) || len(waits) != 1 || waits[0] < time.Second || waits[0] > time.Minute {
+		t.Fatalf("waits %v, err %v", waits, err)
+	}
+	if e2, _ := AsError(err); waits[0] != e2.RetryAfter {
+		t.Errorf("waited %v for a Retry-After of %v", waits[0], e2.RetryAfter)
 	}
 }

@@ -24,6 +24,7 @@ import (
 type realService struct {
 	base string
 	key  string
+	key2 string // a second key, spent by the rate-limit test
 	cmd  *exec.Cmd
 	dir  string
 	err  error
@@ -82,17 +83,25 @@ func (s *realService) start() error {
 	data := filepath.Join(dir, "data")
 	env := append(os.Environ(), "ASSISTANT_DATA_DIR="+data, "ASSISTANT_ADDR=127.0.0.1:0", "ASSISTANT_LLM_PROVIDER=builtin")
 
-	keys := exec.Command(bin, "keys", "create", "--workspace", "w", "--name", "t", "--json")
-	keys.Env = env
-	out, err := keys.Output()
-	if err != nil {
-		return fmt.Errorf("creating a key: %v\n%s", err, out)
+	createKey := func(name string) (string, error) {
+		keys := exec.Command(bin, "keys", "create", "--workspace", "w", "--name", name, "--json")
+		keys.Env = env
+		out, err := keys.Output()
+		if err != nil {
+			return "", fmt.Errorf("creating a key: %v\n%s", err, out)
+		}
+		var created struct{ Key string }
+		if err := json.Unmarshal(out, &created); err != nil || created.Key == "" {
+			return "", fmt.Errorf("reading the created key %q: %v", out, err)
+		}
+		return created.Key, nil
 	}
-	var created struct{ Key string }
-	if err := json.Unmarshal(out, &created); err != nil || created.Key == "" {
-		return fmt.Errorf("reading the created key %q: %v", out, err)
+	if s.key, err = createKey("t"); err != nil {
+		return err
 	}
-	s.key = created.Key
+	if s.key2, err = createKey("t2"); err != nil {
+		return err
+	}
 
 	s.cmd = exec.Command(bin, "serve")
 	s.cmd.Env = env
