@@ -29,11 +29,12 @@
 //	// Hover cards for every token of an answer, 100 per request.
 //	cards, err := c.ResolveAll(ctx, client.FindTokens(resp.Response))
 //
-// Chat and Verify retry a 429 after the Retry-After the service sends (up
-// to RetryPolicy.MaxRetryAfter) and a 502 after a capped, jittered
-// exponential backoff, at most RetryPolicy.MaxAttempts requests in all and
-// never past the context's deadline; WithoutRetries turns this off. Other
-// calls, and 400, 401 and 413 answers, are never retried. Every answer
+// Chat, ChatStream (before the stream starts) and Verify retry a 429
+// after the Retry-After the service sends (up to RetryPolicy.MaxRetryAfter)
+// and a 502 after a capped, jittered exponential backoff, at most
+// RetryPolicy.MaxAttempts requests in all and never past the context's
+// deadline; WithoutRetries turns this off. Other calls are never retried,
+// and neither are 400, 401, 413 or any other answer. Every answer
 // other than 2xx is an *Error holding the problem document; IsRateLimited,
 // IsUnauthorized, IsValidation, IsTooLarge and IsUnavailable test for the
 // common cases.

@@ -74,6 +74,7 @@ func (s *realService) start() error {
 	s.dir = dir
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
+	trackSources(root)
 	bin := filepath.Join(dir, "assistant")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/assistant")
 	build.Dir = root
@@ -145,6 +146,28 @@ func (s *realService) start() error {
 			return fmt.Errorf("the service never served its knowledge")
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// trackSources opens every file the service is built from. go test caches
+// a package's result keyed on the files its tests open; the service is
+// built by a subprocess the cache cannot see, so without this a change to
+// the service (a renamed JSON field) could be answered with a stale pass.
+func trackSources(root string) {
+	for _, name := range []string{"go.mod", "go.sum"} {
+		if f, err := os.Open(filepath.Join(root, name)); err == nil {
+			f.Close()
+		}
+	}
+	for _, dir := range []string{"cmd", "internal"} {
+		filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(path, "_test.go") {
+				if f, err := os.Open(path); err == nil {
+					f.Close()
+				}
+			}
+			return nil
+		})
 	}
 }
 
