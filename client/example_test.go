@@ -175,3 +175,27 @@ func ExampleIsUnauthorized() {
 	// true
 	// 401 urn:assistant:problem:unauthorized The API key is not valid. r-401
 }
+
+func ExampleWithRetry() {
+	// A service whose model provider is down: every chat is a 502.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, `{"type":"urn:assistant:problem:unavailable","title":"Bad Gateway","status":502,"detail":"The model provider is unavailable. Retry with backoff.","request_id":"r-502"}`)
+	}))
+	defer srv.Close()
+
+	c := client.New(srv.URL, client.WithAPIKey("sk_service_example"),
+		client.WithRetry(client.RetryPolicy{MaxAttempts: 4, BaseBackoff: time.Second, MaxBackoff: 3 * time.Second, Jitter: 0.5}),
+		client.WithRandom(func() float64 { return 0 }), // no jitter drawn, for a stable output
+		client.WithSleep(noSleep))
+	_, err := c.Chat(context.Background(), client.ChatRequest{Message: "hello"})
+	fmt.Println(client.IsUnavailable(err))
+	fmt.Println(err)
+	// Output:
+	// waiting 1s
+	// waiting 2s
+	// waiting 3s
+	// true
+	// assistant: 502 Bad Gateway: The model provider is unavailable. Retry with backoff. (request r-502)
+}
