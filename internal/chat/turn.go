@@ -141,7 +141,8 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		if len(trace) >= maxHops {
 			offered = nil // out of hops: the model must answer now
 		}
-		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500})
+		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500,
+			Mode: persona.Mode, Vertical: req.Vertical})
 		if err != nil {
 			return Response{}, providerError(err)
 		}
