@@ -19,7 +19,7 @@ const AuthFailuresPerMinute = 30
 
 // authFailureLimiter returns the server's limiter of failed
 // authentication, or the default one.
-func (s *Server) authFailureLimiter() *ratelimit.Tiered {
+func (s *Server) authFailureLimiter() assistant.TieredLimiter {
 	if s.AuthFailures != nil {
 		return s.AuthFailures
 	}
@@ -72,17 +72,25 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// An address past the limit is served only with a key already in
 		// the verifier's cache (checked with no database read), so a
 		// client sharing an address with a failing one keeps working.
+		// A limiter that cannot decide admits (fail open) and says so in
+		// the log.
 		client := clientKey(ClientIP(r, s.TrustedProxies))
-		limit := failures.Peek(client)
+		limit, lerr := failures.Check(ctx, client)
+		if lerr != nil {
+			s.Logger.WarnContext(ctx, "authentication failure limiter failed; admitting", "err", lerr)
+			limit = assistant.Decision{Allowed: true}
+		}
 		unauthorized := func(challenge string, p *Problem) {
 			if !limit.Allowed {
 				secs := max(1, ceilSeconds(limit.RetryAfter))
 				writeProblem(w, rateLimited(ctx, secs, fmt.Sprintf(
 					"This client failed authentication more than %d times in the last minute. Retry after %d seconds with a valid API key.",
-					failures.Hard, secs)))
+					failures.Policy().Hard, secs)))
 				return
 			}
-			failures.Allow(client)
+			if _, err := failures.Admit(ctx, client); err != nil {
+				s.Logger.WarnContext(ctx, "authentication failure limiter failed", "err", err)
+			}
 			w.Header().Set("WWW-Authenticate", challenge)
 			writeProblem(w, p)
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
-	"github.com/constraintlab/assistant/internal/ratelimit"
 )
 
 // Chat limits (D4).
@@ -156,7 +155,7 @@ func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"te
 // every response carries RateLimit-Policy and RateLimit; past the limit
 // the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
 // after authentication, so failed authentication counts against no key.
-func keyRateLimit(lim ratelimit.Limiter, limit int, logger interface {
+func keyRateLimit(lim assistant.Limiter, limit int, logger interface {
 	WarnContext(context.Context, string, ...any)
 }) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
