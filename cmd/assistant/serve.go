@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
 	"github.com/constraintlab/assistant/internal/ratelimit"
-	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -65,8 +63,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
 	defer func() { stopVerifier(); <-verifierDone }() // flushes last-used times
 
-	sessionStore := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
-	defer sessionStore.StopCleanup()
+	sessionStore, stopSessions := db.sessions()
+	defer stopSessions()
 	adminArea := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
 		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
@@ -152,7 +150,7 @@ func serve(ctx context.Context, e env, args []string) error {
 // store as knowledge, retriever and turn recorder, the diagnosis, the
 // personas and the verifier (newVerifier), which POST /api/v1/verify
 // shares.
-func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		return nil, err
