@@ -147,9 +147,8 @@ func serve(ctx context.Context, e env, args []string) error {
 }
 
 // newChatService wires the chat turn: the configured model provider, the
-// store as knowledge, retriever and turn recorder, the diagnosis, the
-// personas and the verifier (newVerifier), which POST /api/v1/verify
-// shares.
+// store as knowledge and retriever, the diagnosis, the personas and the
+// verifier (newVerifier), which POST /api/v1/verify shares.
 func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
@@ -160,7 +159,7 @@ func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now fun
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d), Recorder: db,
+		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

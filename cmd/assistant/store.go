@@ -9,7 +9,6 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/config"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
@@ -24,7 +23,6 @@ type store interface {
 	assistant.CitationStore
 	assistant.AccessStore
 	assistant.Pinger
-	chat.TurnRecorder
 	Close() error
 }
 
