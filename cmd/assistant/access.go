@@ -14,7 +14,6 @@ import (
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // keysCommand is `assistant keys create|list|revoke` (D25).
@@ -36,7 +35,7 @@ func adminCommand(ctx context.Context, e env, args []string) error {
 // openAccess parses the command line of a keys or admin subcommand (define
 // adds its own flags) and opens the store; it returns the positional
 // arguments.
-func openAccess(ctx context.Context, e env, usage string, args []string, define func(fs *flag.FlagSet)) (*sqlite.DB, []string, error) {
+func openAccess(ctx context.Context, e env, usage string, args []string, define func(fs *flag.FlagSet)) (*backend, []string, error) {
 	fs := commandFlags(e, usage, "")
 	if define != nil {
 		define(fs)

@@ -15,7 +15,6 @@ import (
 	"github.com/constraintlab/assistant/internal/config"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
-	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // evalSubcommands lists the evaluations of `assistant eval` (D26). Adding
@@ -37,7 +36,7 @@ func evalCommand(ctx context.Context, e env, args []string) error {
 // openKnowledge opens the configured store with the embedded corpus
 // synchronised into it, as serve does, for the evaluations. The caller
 // closes it.
-func openKnowledge(ctx context.Context, cfg *config.Config, e env) (*sqlite.DB, error) {
+func openKnowledge(ctx context.Context, cfg *config.Config, e env) (*backend, error) {
 	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
 		return nil, err
@@ -51,7 +50,7 @@ func openKnowledge(ctx context.Context, cfg *config.Config, e env) (*sqlite.DB, 
 
 // openDiagnoser loads the embedded catalog and the constraint diagnosis
 // over the store's knowledge.
-func openDiagnoser(ctx context.Context, db *sqlite.DB) (*diagnose.Diagnoser, error) {
+func openDiagnoser(ctx context.Context, db assistant.KnowledgeStore) (*diagnose.Diagnoser, error) {
 	cat, err := diagnose.LoadCatalog()
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 )
 
@@ -53,7 +52,6 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc.Recorder = discardTurns{}
 	rep, err := svc.EvaluateScope(ctx, cases)
 	if err != nil {
 		return err
@@ -69,12 +67,5 @@ func evalChat(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stdout, "\n[expected %s] %s: %s\n  citations %d, confidence %s (%.3f)\n  %s\n", r.Case.Expect, r.Case.Mode, r.Case.Question,
 			r.Citations, r.Level, r.Score, strings.ReplaceAll(r.Response, "\n", "\n  "))
 	}
-	return nil
-}
-
-// discardTurns is a chat.TurnRecorder that records nothing.
-type discardTurns struct{}
-
-func (discardTurns) RecordTurn(context.Context, assistant.UsageRecord, []assistant.CitationEvent) error {
 	return nil
 }

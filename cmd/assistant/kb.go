@@ -10,7 +10,6 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/knowledge"
-	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // kbSubcommands lists the knowledge base commands of `assistant kb` (D23).
@@ -160,7 +159,7 @@ type servedKnowledge struct {
 
 // loadServed reads the embedded corpus and the entities imported into db.
 // It does not write: a fresh database simply has no imports yet.
-func loadServed(ctx context.Context, db *sqlite.DB) (servedKnowledge, error) {
+func loadServed(ctx context.Context, db assistant.KnowledgeStore) (servedKnowledge, error) {
 	embedded, err := knowledge.Embedded()
 	if err != nil {
 		return servedKnowledge{}, fmt.Errorf("reading the embedded knowledge base: %w", err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/constraintlab/assistant/internal/config"
-	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -140,14 +139,6 @@ var commandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*sqlite.DB, error) {
-	path, err := cfg.SQLitePath()
-	if err != nil {
-		return nil, err
-	}
-	return sqlite.Open(ctx, path, now)
 }
 
 func migrate(ctx context.Context, e env, args []string) error {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
 	"github.com/constraintlab/assistant/internal/ratelimit"
-	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -65,8 +63,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
 	defer func() { stopVerifier(); <-verifierDone }() // flushes last-used times
 
-	sessionStore := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
-	defer sessionStore.StopCleanup()
+	sessionStore, stopSessions := db.sessions()
+	defer stopSessions()
 	adminArea := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
 		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
@@ -149,10 +147,9 @@ func serve(ctx context.Context, e env, args []string) error {
 }
 
 // newChatService wires the chat turn: the configured model provider, the
-// store as knowledge, retriever and turn recorder, the diagnosis, the
-// personas and the verifier (newVerifier), which POST /api/v1/verify
-// shares.
-func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+// store as knowledge and retriever, the diagnosis, the personas and the
+// verifier (newVerifier), which POST /api/v1/verify shares.
+func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		return nil, err
@@ -162,7 +159,7 @@ func newChatService(cfg *config.Config, db *sqlite.DB, d *diagnose.Diagnoser, no
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d), Recorder: db,
+		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

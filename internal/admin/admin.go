@@ -60,7 +60,7 @@ type Handler struct {
 	Hashes *access.HashLimiter
 	// Attempts limits POSTs to the login and setup forms per client
 	// address (optional: LoginAttemptsPerMinute a minute by default).
-	Attempts *ratelimit.Tiered
+	Attempts assistant.TieredLimiter
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -260,7 +260,13 @@ var errBusy = &pageError{status: http.StatusServiceUnavailable, title: "Busy",
 // limitAttempts applies the per-address limit of the login and setup
 // forms.
 func (h *Handler) limitAttempts(r *http.Request) error {
-	d := h.Attempts.Allow(addressKey(h.ClientIP(r)))
+	d, err := h.Attempts.Admit(r.Context(), addressKey(h.ClientIP(r)))
+	if err != nil {
+		// A limiter that cannot decide admits (fail open); the login
+		// throttle and the hash limiter still apply.
+		h.Logger.WarnContext(r.Context(), "login attempt limiter failed; admitting", "err", err)
+		return nil
+	}
 	if d.Allowed {
 		return nil
 	}

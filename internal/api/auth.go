@@ -19,7 +19,7 @@ const AuthFailuresPerMinute = 30
 
 // authFailureLimiter returns the server's limiter of failed
 // authentication, or the default one.
-func (s *Server) authFailureLimiter() *ratelimit.Tiered {
+func (s *Server) authFailureLimiter() assistant.TieredLimiter {
 	if s.AuthFailures != nil {
 		return s.AuthFailures
 	}
@@ -34,23 +34,90 @@ func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
 	return k, ok
 }
 
-// usageNote lets a handler fill in what the usage row of D5 records beyond
-// the middleware's view (mode, source), or take over writing it (the chat
-// turn writes it in the same transaction as its citation events).
-type usageNote struct {
-	Mode, Source string
-	Recorded     bool
-	// Status overrides the response status in the usage row: a streamed
-	// turn that fails after its 200 header records the problem's status.
-	Status int
+// usage is the request's usage row in the making (D5), owned by
+// authenticate for one authenticated request. Handlers add what only they
+// know (setMode, setSource); a chat turn that succeeded hands over its
+// citation events with recordTurn, which writes the row and the events in
+// one transaction before the answer leaves, so that the leaderboard counts
+// a turn once its answer is seen. Otherwise authenticate writes the row
+// when the handler returns, with the response's status (or the status a
+// streamed turn failed with, failedWith).
+type usage struct {
+	s        *Server
+	key      assistant.APIKey
+	start    time.Time
+	endpoint func() string
+	sw       *statusWriter
+
+	mode, source string
+	status       int  // overrides the response status; see failedWith
+	written      bool // the row is stored
 }
 
 const usageCtxKey ctxKey = 101
 
-// UsageNoteFrom returns the request's usage note, if it is authenticated.
-func UsageNoteFrom(ctx context.Context) *usageNote {
-	n, _ := ctx.Value(usageCtxKey).(*usageNote)
-	return n
+// usageFrom returns the request's usage row in the making, or nil when the
+// request is not authenticated.
+func usageFrom(ctx context.Context) *usage {
+	u, _ := ctx.Value(usageCtxKey).(*usage)
+	return u
+}
+
+func (u *usage) setMode(mode string) {
+	if u != nil {
+		u.mode = mode
+	}
+}
+
+func (u *usage) setSource(source string) {
+	if u != nil {
+		u.source = source
+	}
+}
+
+// failedWith records the status of a streamed turn that failed after its
+// 200 header had gone out: the problem's status, not the header's.
+func (u *usage) failedWith(status int) {
+	if u != nil {
+		u.status = status
+	}
+}
+
+func (u *usage) row(status int) assistant.UsageRecord {
+	return assistant.UsageRecord{At: u.start, Workspace: u.key.Workspace, KeyID: u.key.ID, Endpoint: u.endpoint(),
+		Mode: u.mode, Source: u.source, Status: status, Latency: u.s.Now().Sub(u.start)}
+}
+
+// recordTurn writes the usage row of a chat turn answered 200 with its
+// citation events, in one transaction (D5). On error nothing is stored and
+// the caller answers with the error instead of the turn.
+func (u *usage) recordTurn(ctx context.Context, citations []assistant.CitationEvent) error {
+	if u == nil {
+		return nil
+	}
+	if err := u.s.Access.RecordTurn(context.WithoutCancel(ctx), u.row(http.StatusOK), citations); err != nil {
+		return fmt.Errorf("recording the turn: %w", err)
+	}
+	u.written = true
+	return nil
+}
+
+// finish writes the row of a request whose handler did not (every request
+// but a successful chat turn), with the response's status.
+func (u *usage) finish(ctx context.Context) {
+	if u.written {
+		return
+	}
+	status := u.sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if u.status != 0 {
+		status = u.status
+	}
+	if err := u.s.Access.RecordUsage(context.WithoutCancel(ctx), u.row(status)); err != nil {
+		u.s.Logger.ErrorContext(ctx, "recording usage failed", "request_id", RequestIDFrom(ctx), "err", err)
+	}
 }
 
 // authenticate guards every /api/v1/ route (interface.md section 5): a
@@ -72,17 +139,25 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// An address past the limit is served only with a key already in
 		// the verifier's cache (checked with no database read), so a
 		// client sharing an address with a failing one keeps working.
+		// A limiter that cannot decide admits (fail open) and says so in
+		// the log.
 		client := clientKey(ClientIP(r, s.TrustedProxies))
-		limit := failures.Peek(client)
+		limit, lerr := failures.Check(ctx, client)
+		if lerr != nil {
+			s.Logger.WarnContext(ctx, "authentication failure limiter failed; admitting", "err", lerr)
+			limit = assistant.Decision{Allowed: true}
+		}
 		unauthorized := func(challenge string, p *Problem) {
 			if !limit.Allowed {
 				secs := max(1, ceilSeconds(limit.RetryAfter))
 				writeProblem(w, rateLimited(ctx, secs, fmt.Sprintf(
 					"This client failed authentication more than %d times in the last minute. Retry after %d seconds with a valid API key.",
-					failures.Hard, secs)))
+					failures.Policy().Hard, secs)))
 				return
 			}
-			failures.Allow(client)
+			if _, err := failures.Admit(ctx, client); err != nil {
+				s.Logger.WarnContext(ctx, "authentication failure limiter failed", "err", err)
+			}
 			w.Header().Set("WWW-Authenticate", challenge)
 			writeProblem(w, p)
 		}
@@ -115,32 +190,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			writeProblem(w, problemFromError(ctx, s.Logger, err))
 			return
 		}
-		start := s.Now()
-		note := &usageNote{}
-		ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, note)
 		sw := &statusWriter{ResponseWriter: w}
+		u := &usage{s: s, key: key, start: s.Now(), sw: sw, endpoint: func() string {
+			if rt, ok := ctx.Value(routeKey).(*route); ok && rt.pattern != "" {
+				return rt.pattern
+			}
+			return r.Method + " " + r.URL.Path
+		}}
+		ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, u)
 		next.ServeHTTP(sw, r.WithContext(ctx))
-		if note.Recorded {
-			return
-		}
-		endpoint := r.Method + " " + r.URL.Path
-		if rt, ok := ctx.Value(routeKey).(*route); ok && rt.pattern != "" {
-			endpoint = rt.pattern
-		}
-		status := sw.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		if note.Status != 0 {
-			status = note.Status
-		}
-		rec := assistant.UsageRecord{
-			At: start, Workspace: key.Workspace, KeyID: key.ID, Endpoint: endpoint,
-			Mode: note.Mode, Source: note.Source, Status: status, Latency: s.Now().Sub(start),
-		}
-		if err := s.Access.RecordUsage(context.WithoutCancel(ctx), rec); err != nil {
-			s.Logger.ErrorContext(ctx, "recording usage failed", "request_id", RequestIDFrom(ctx), "err", err)
-		}
+		u.finish(ctx)
 	})
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
-	"github.com/constraintlab/assistant/internal/ratelimit"
 )
 
 // Chat limits (D4).
@@ -62,14 +61,13 @@ func wantsStream(accept string) bool {
 
 func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamResponse, error) {
 	key, _ := KeyFrom(ctx)
-	note := UsageNoteFrom(ctx)
+	u := usageFrom(ctx)
 	mode := in.Body.Mode
 	if mode == "" {
 		mode = "operator"
 	}
-	if note != nil {
-		note.Mode, note.Source = mode, in.Body.Source
-	}
+	u.setMode(mode)
+	u.setSource(in.Body.Source)
 	if in.Body.Vertical != "" {
 		// Checked before any streaming starts, so it is an ordinary 400.
 		if err := assistant.CheckVertical(in.Body.Vertical); err != nil {
@@ -77,15 +75,15 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 		}
 	}
 	req := chat.Request{Message: strings.TrimSpace(in.Body.Message), History: in.Body.History, Mode: mode,
-		Vertical: in.Body.Vertical, Source: in.Body.Source, Workspace: key.Workspace, KeyID: key.ID, Endpoint: "POST /api/v1/chat"}
+		Vertical: in.Body.Vertical, Source: in.Body.Source, Workspace: key.Workspace}
 
 	if !wantsStream(in.Accept) {
-		resp, err := s.Chat.Run(ctx, req, nil)
+		resp, citations, err := s.Chat.Run(ctx, req, nil)
+		if err == nil {
+			err = u.recordTurn(ctx, citations)
+		}
 		if err != nil {
 			return nil, s.chatProblem(ctx, err)
-		}
-		if note != nil {
-			note.Recorded = true // Run wrote the usage row with the citations
 		}
 		return &huma.StreamResponse{Body: func(hctx huma.Context) {
 			hctx.SetHeader("Content-Type", "application/json")
@@ -99,17 +97,15 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 		hctx.SetStatus(http.StatusOK)
 		w, _ := hctx.BodyWriter().(http.ResponseWriter)
 		stream := &eventStream{w: w}
-		resp, err := s.Chat.Run(ctx, req, stream)
+		resp, citations, err := s.Chat.Run(ctx, req, stream)
+		if err == nil {
+			err = u.recordTurn(ctx, citations)
+		}
 		if err != nil {
 			p := s.chatProblem(ctx, err)
-			if note != nil {
-				note.Status = p.Status
-			}
+			u.failedWith(p.Status)
 			stream.send("error", p)
 			return
-		}
-		if note != nil {
-			note.Recorded = true
 		}
 		stream.send("final", resp)
 	}}, nil
@@ -156,7 +152,7 @@ func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"te
 // every response carries RateLimit-Policy and RateLimit; past the limit
 // the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
 // after authentication, so failed authentication counts against no key.
-func keyRateLimit(lim ratelimit.Limiter, limit int, logger interface {
+func keyRateLimit(lim assistant.Limiter, limit int, logger interface {
 	WarnContext(context.Context, string, ...any)
 }) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {

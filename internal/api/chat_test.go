@@ -25,7 +25,7 @@ func newChatService(t *testing.T, db *sqlite.DB, d *diagnose.Diagnoser, now func
 		t.Fatal(err)
 	}
 	n := 0
-	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Recorder: db, Checker: verify.New(),
+	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(d),
 		Personas:  personas, Now: now, NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 }

@@ -57,7 +57,7 @@ func fuzzServer(tb testing.TB) (http.Handler, string) {
 		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: logger, Now: now, Version: "fuzz", PublicLimiter: ratelimit.NewTiered(0, 0, time.Minute, now),
 		Metrics: prometheus.NewRegistry(), Access: db, Keys: access.NewVerifier(db, now, logger),
-		Chat: &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Recorder: db, Checker: verify.New(),
+		Chat: &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Checker: verify.New(),
 			Diagnoser: chat.NewDiagnosisAdapter(dg), Personas: personas, Now: now,
 			NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }},
 		ChatLimiter: ratelimit.NewSlidingWindow(0, time.Minute, now),

@@ -21,7 +21,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/assistant"
 )
 
 // chain applies middleware so that the first listed is the outermost.
@@ -359,18 +359,30 @@ func clientKey(a netip.Addr) string {
 // served with RateLimit headers showing 0 remaining; past the hard limit
 // they get 429 (D2). Under the soft limit no per-client header is sent, so
 // edge-cached responses carry no per-client state.
-func publicRateLimit(lim *ratelimit.Tiered, trusted []netip.Prefix) func(http.Handler) http.Handler {
+//
+// A limiter that cannot decide admits the request and logs why
+// (assistant.TieredLimiter: fail open).
+func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if lim == nil || (lim.Soft <= 0 && lim.Hard <= 0) {
+		if lim == nil {
 			return next
 		}
-		policy := rateLimitPolicy(lim)
+		pol := lim.Policy()
+		if pol.Soft <= 0 && pol.Hard <= 0 {
+			return next
+		}
+		policy := rateLimitPolicy(pol)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !strings.HasPrefix(r.URL.Path, "/api/assistant/") || r.Method == http.MethodOptions {
 				next.ServeHTTP(w, r)
 				return
 			}
-			d := lim.Allow(clientKey(ClientIP(r, trusted)))
+			d, err := lim.Admit(r.Context(), clientKey(ClientIP(r, trusted)))
+			if err != nil {
+				logger.WarnContext(r.Context(), "public rate limiter failed; admitting", "err", err)
+				next.ServeHTTP(w, r)
+				return
+			}
 			if d.Allowed && !d.OverSoft {
 				next.ServeHTTP(w, r)
 				return
@@ -382,7 +394,7 @@ func publicRateLimit(lim *ratelimit.Tiered, trusted []netip.Prefix) func(http.Ha
 				h.Set("RateLimit", fmt.Sprintf(`"hard";r=0;t=%d`, secs))
 				writeProblem(w, rateLimited(r.Context(), secs, fmt.Sprintf(
 					"This client made more than %d requests in the last %s. Retry after %d seconds.",
-					lim.Hard, lim.Window, max(1, secs))))
+					pol.Hard, pol.Window, max(1, secs))))
 				return
 			}
 			h.Set("RateLimit", fmt.Sprintf(`"soft";r=0;t=%d`, secs))
@@ -391,14 +403,14 @@ func publicRateLimit(lim *ratelimit.Tiered, trusted []netip.Prefix) func(http.Ha
 	}
 }
 
-func rateLimitPolicy(lim *ratelimit.Tiered) string {
-	w := int(lim.Window / time.Second)
+func rateLimitPolicy(pol assistant.TieredPolicy) string {
+	w := int(pol.Window / time.Second)
 	var parts []string
-	if lim.Soft > 0 {
-		parts = append(parts, fmt.Sprintf(`"soft";q=%d;w=%d`, lim.Soft, w))
+	if pol.Soft > 0 {
+		parts = append(parts, fmt.Sprintf(`"soft";q=%d;w=%d`, pol.Soft, w))
 	}
-	if lim.Hard > 0 {
-		parts = append(parts, fmt.Sprintf(`"hard";q=%d;w=%d`, lim.Hard, w))
+	if pol.Hard > 0 {
+		parts = append(parts, fmt.Sprintf(`"hard";q=%d;w=%d`, pol.Hard, w))
 	}
 	return strings.Join(parts, ", ")
 }

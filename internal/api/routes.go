@@ -180,7 +180,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		cors(s.CORSOrigins),
 		s.authenticate,
 		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.Logger),
-		publicRateLimit(s.PublicLimiter, s.TrustedProxies),
+		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger),
 		caching,
 	), mux.patterns
 }

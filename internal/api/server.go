@@ -21,7 +21,6 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
-	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -47,7 +46,7 @@ type Server struct {
 
 	// PublicLimiter limits the public endpoints per client (D13); nil
 	// disables it.
-	PublicLimiter *ratelimit.Tiered
+	PublicLimiter assistant.TieredLimiter
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 	// CORSOrigins may call /api/v1/ from a browser (D27).
@@ -57,7 +56,7 @@ type Server struct {
 	// Chat answers POST /api/v1/chat; ChatLimiter limits it per key to
 	// ChatRateLimit requests per rolling minute (0 disables).
 	Chat          *chat.Service
-	ChatLimiter   ratelimit.Limiter
+	ChatLimiter   assistant.Limiter
 	ChatRateLimit int
 	// Verifier answers POST /api/v1/verify (nil: the route is not served);
 	// it counts against the same per-key limit as Chat (D22).
@@ -66,5 +65,5 @@ type Server struct {
 	Admin http.Handler
 	// AuthFailures, optional, limits failed authentication on /api/v1/
 	// per client address (AuthFailuresPerMinute a minute by default).
-	AuthFailures *ratelimit.Tiered
+	AuthFailures assistant.TieredLimiter
 }

@@ -64,9 +64,7 @@ var textToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 // verifyText checks any text (D22): the confidence object chat returns,
 // for text produced elsewhere.
 func (s *Server) verifyText(ctx context.Context, in *verifyInput) (*verifyOutput, error) {
-	if note := UsageNoteFrom(ctx); note != nil {
-		note.Source = in.Body.Source
-	}
+	usageFrom(ctx).setSource(in.Body.Source)
 	text := strings.TrimSpace(in.Body.Text)
 
 	var tokens []assistant.Token

@@ -119,6 +119,10 @@ type AccessStore interface {
 
 	// RecordUsage stores one usage row.
 	RecordUsage(ctx context.Context, u UsageRecord) error
+	// RecordTurn stores a chat turn's usage row and its citation events in
+	// one transaction (D5): both or neither. A citation event already
+	// stored (same response id and token) is not stored twice.
+	RecordTurn(ctx context.Context, u UsageRecord, citations []CitationEvent) error
 	// UsageByDay aggregates a key's usage from since on, by day, status
 	// class and source, ordered by day, class and source.
 	UsageByDay(ctx context.Context, workspace, keyID string, since time.Time) ([]UsageDay, error)

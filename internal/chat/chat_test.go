@@ -21,19 +21,16 @@ import (
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
-// recorder remembers recorded turns.
+// recorder remembers the citation events the turns returned.
 type recorder struct {
 	mu        sync.Mutex
-	usage     []assistant.UsageRecord
 	citations [][]assistant.CitationEvent
 }
 
-func (r *recorder) RecordTurn(_ context.Context, u assistant.UsageRecord, c []assistant.CitationEvent) error {
+func (r *recorder) add(c []assistant.CitationEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.usage = append(r.usage, u)
 	r.citations = append(r.citations, c)
-	return nil
 }
 
 func newService(t testing.TB, provider llm.Provider, diag chat.Diagnoser) (*chat.Service, *recorder, *sqlite.DB) {
@@ -52,7 +49,7 @@ func newService(t testing.TB, provider llm.Provider, diag chat.Diagnoser) (*chat
 	}
 	rec := &recorder{}
 	n := 0
-	s := &chat.Service{Provider: provider, Knowledge: db, Retriever: db, Diagnoser: diag, Recorder: rec, Checker: verify.New(),
+	s := &chat.Service{Provider: provider, Knowledge: db, Retriever: db, Diagnoser: diag, Checker: verify.New(),
 		Personas: personas, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 		NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 	return s, rec, db
@@ -109,10 +106,11 @@ func TestBuiltinTurnInEveryMode(t *testing.T) {
 	s, rec, db := newService(t, builtin.New(), nil)
 	for _, mode := range chat.Modes {
 		t.Run(mode, func(t *testing.T) {
-			r, err := s.Run(context.Background(), chat.Request{Message: "Customers cancel after the first month and we do not know why", Mode: mode, Source: "test"}, nil)
+			r, cited, err := s.Run(context.Background(), chat.Request{Message: "Customers cancel after the first month and we do not know why", Mode: mode, Source: "test"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
+			rec.add(cited)
 			checkResponse(t, db, r)
 			if len(r.ReasoningTrace) < 2 || len(r.RagHits) < 2 || len(tokensOf(r.Response)) < 2 {
 				t.Errorf("thin answer: %d hops, %d hits, %d citations", len(r.ReasoningTrace), len(r.RagHits), len(tokensOf(r.Response)))
@@ -125,8 +123,8 @@ func TestBuiltinTurnInEveryMode(t *testing.T) {
 			}
 		})
 	}
-	if len(rec.usage) != 4 || rec.usage[0].Status != 200 || rec.usage[0].Source != "test" {
-		t.Errorf("usage rows: %+v", rec.usage)
+	if len(rec.citations) != 4 || len(rec.citations[0]) == 0 || rec.citations[0][0].Source != "test" {
+		t.Errorf("citation events: %+v", rec.citations)
 	}
 	// Each cited entity once per response.
 	for _, events := range rec.citations {
@@ -143,11 +141,11 @@ func TestBuiltinTurnInEveryMode(t *testing.T) {
 func TestBuiltinIsDeterministic(t *testing.T) {
 	s, _, _ := newService(t, builtin.New(), nil)
 	req := chat.Request{Message: "How should I price our new premium plan?", Mode: "customer"}
-	a, err := s.Run(context.Background(), req, nil)
+	a, _, err := s.Run(context.Background(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := s.Run(context.Background(), req, nil)
+	b, _, _ := s.Run(context.Background(), req, nil)
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
@@ -157,7 +155,7 @@ func TestBuiltinIsDeterministic(t *testing.T) {
 
 func TestHistoryIsUsed(t *testing.T) {
 	s, _, _ := newService(t, builtin.New(), nil)
-	r, err := s.Run(context.Background(), chat.Request{Mode: "operator", Message: "What should I measure first?",
+	r, _, err := s.Run(context.Background(), chat.Request{Mode: "operator", Message: "What should I measure first?",
 		History: []chat.HistoryItem{{Role: "user", Content: "Our packing station cannot keep up and everything downstream waits"}, {Role: "assistant", Content: "Tell me more."}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -194,10 +192,11 @@ func TestInventedTokensAreRemoved(t *testing.T) {
 		{Content: "Find the bottleneck first [framework:theory-of-constraints]. Also apply the Zeta method [framework:zeta-method] to it."},
 	}}
 	s, rec, _ := newService(t, p, nil)
-	r, err := s.Run(context.Background(), chat.Request{Message: "our line is slow", Mode: "operator"}, nil)
+	r, cited, err := s.Run(context.Background(), chat.Request{Message: "our line is slow", Mode: "operator"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rec.add(cited)
 	if strings.Contains(r.Response, "zeta-method") || !strings.Contains(r.Response, "[framework:theory-of-constraints]") {
 		t.Errorf("response = %q", r.Response)
 	}
@@ -228,7 +227,7 @@ func TestHopBudget(t *testing.T) {
 	p := &scripted{responses: []llm.Response{loop, loop, {Content: "Price on value [framework:value-based-pricing]."}}}
 	s, _, _ := newService(t, p, nil)
 	s.MaxHops = 2
-	r, err := s.Run(context.Background(), chat.Request{Message: "pricing?", Mode: "customer"}, nil)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "pricing?", Mode: "customer"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,13 +241,13 @@ func TestHopBudget(t *testing.T) {
 
 func TestUpstreamFailureRecordsNothing(t *testing.T) {
 	p := &scripted{err: fmt.Errorf("connect: %w", llm.ErrUnavailable)}
-	s, rec, _ := newService(t, p, nil)
-	_, err := s.Run(context.Background(), chat.Request{Message: "hello there friend", Mode: "operator"}, nil)
+	s, _, _ := newService(t, p, nil)
+	_, cited, err := s.Run(context.Background(), chat.Request{Message: "hello there friend", Mode: "operator"}, nil)
 	if !errors.Is(err, chat.ErrUpstream) {
 		t.Errorf("err = %v, want ErrUpstream", err)
 	}
-	if len(rec.usage) != 0 {
-		t.Error("a failed turn was recorded")
+	if len(cited) != 0 {
+		t.Error("a failed turn returned citation events")
 	}
 }
 
@@ -263,7 +262,7 @@ func (e *events) Delta(s string)       { e.deltas = append(e.deltas, s) }
 func TestEventsMatchTheResponse(t *testing.T) {
 	s, _, _ := newService(t, builtin.New(), nil)
 	ev := &events{}
-	r, err := s.Run(context.Background(), chat.Request{Message: "Our onboarding loses half the new users in week one", Mode: "success"}, ev)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "Our onboarding loses half the new users in week one", Mode: "success"}, ev)
 	if err != nil {
 		t.Fatal(err)
 	}

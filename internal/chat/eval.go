@@ -87,7 +87,7 @@ func Answered(r Response) bool {
 func (s *Service) EvaluateScope(ctx context.Context, cases []ScopeCase) (ScopeReport, error) {
 	var rep ScopeReport
 	for _, c := range cases {
-		r, err := s.Run(ctx, Request{Message: c.Question, Mode: c.Mode, Endpoint: "eval"}, nil)
+		r, _, err := s.Run(ctx, Request{Message: c.Question, Mode: c.Mode}, nil)
 		if err != nil {
 			return rep, fmt.Errorf("%q: %w", c.Question, err)
 		}

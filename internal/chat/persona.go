@@ -56,8 +56,8 @@ func LoadPersonas() (map[string]Persona, error) {
 
 // SystemPrompt is the instruction given to the model for this persona. Its
 // first line names the mode, and the second the caller's vertical when
-// there is one, so that any model, the builtin one included, can plan by
-// them.
+// there is one, for hosted models; the builtin model reads both from the
+// request (llm.Request.Mode and .Vertical), not from this text.
 func (p Persona) SystemPrompt(vertical string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode: %s\n", p.Mode)

@@ -80,7 +80,7 @@ func TestRubric(t *testing.T) {
 	s, db := fullService(t)
 	for _, c := range rubricCases {
 		t.Run(c.mode+"/"+c.question[:24], func(t *testing.T) {
-			r, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
+			r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, mode := range chat.Modes {
 		t.Run(mode, func(t *testing.T) {
-			r, err := s.Run(context.Background(), chat.Request{Message: questions[mode], Mode: mode}, nil)
+			r, _, err := s.Run(context.Background(), chat.Request{Message: questions[mode], Mode: mode}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestGolden(t *testing.T) {
 func TestOperatorUsesTheDiagnosis(t *testing.T) {
 	s, _ := fullService(t)
 	question := "Orders pile up in front of our paint booth while the welders wait for work."
-	r, err := s.Run(context.Background(), chat.Request{Message: question, Mode: "operator"}, nil)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: question, Mode: "operator"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,33 +10,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // Scope is the service's reading of whether a question is one the
-// knowledge base can answer (D29): a question about running a business, or
-// not (trivia, recipes, small talk, programming...). search_knowledge
-// returns it with its hits so that every model, the builtin one included,
-// declines on the same evidence.
-type Scope struct {
-	InScope bool `json:"in_scope"`
-	// Business lists the question's words that place it in running a
-	// business; OffTopic those that place it elsewhere.
-	Business []string `json:"business_words,omitempty"`
-	OffTopic []string `json:"off_topic_words,omitempty"`
-	// Language is "en", another language's code, or "other" (D29: the
-	// assistant answers in English and says so).
-	Language string `json:"language"`
-	// Understood lists, for a question in another language, the business
-	// words the assistant understood, in English.
-	Understood []string `json:"understood,omitempty"`
-	// FollowUp is true when the question alone names no business but the
-	// conversation before it did, and nothing in it is off topic.
-	FollowUp bool `json:"follow_up,omitempty"`
-	// Workspace is true when the question is in scope because the
-	// workspace's own imported knowledge (a help article, say) answers
-	// it, whatever the word lists say.
-	Workspace bool `json:"workspace_knowledge,omitempty"`
-}
+// knowledge base can answer (D29); its shape is part of the tool contract
+// (internal/tooling) because search_knowledge returns it.
+type Scope = tooling.Scope
 
 //go:embed scope.yaml
 var scopeYAML []byte

@@ -31,7 +31,7 @@ func TestOutOfScopeIsDeclined(t *testing.T) {
 	}
 	for _, c := range questions {
 		t.Run(c.mode+"/"+c.q, func(t *testing.T) {
-			r, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
+			r, _, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestDeclineSaysWhatItCanDo(t *testing.T) {
 	s, _ := fullService(t)
 	want := map[string]string{"operator": "cash, pricing", "customer": "sales conversations", "support": "kb import", "success": "renewal"}
 	for mode, phrase := range want {
-		r, err := s.Run(context.Background(), chat.Request{Message: "What is the tallest mountain in Africa?", Mode: mode}, nil)
+		r, _, err := s.Run(context.Background(), chat.Request{Message: "What is the tallest mountain in Africa?", Mode: mode}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestInScopeIsAnswered(t *testing.T) {
 	}
 	for _, c := range questions {
 		t.Run(c.mode+"/"+c.q[:20], func(t *testing.T) {
-			r, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
+			r, _, err := s.Run(context.Background(), chat.Request{Message: c.q, Mode: c.mode}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestInScopeIsAnswered(t *testing.T) {
 // answer's score is not made of its quotations alone.
 func TestConfidenceCountsEveryClaim(t *testing.T) {
 	s, _ := fullService(t)
-	r, err := s.Run(context.Background(), chat.Request{Message: "Our print shop quotes two weeks but jobs sit in the queue for a month.", Mode: "operator"}, nil)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "Our print shop quotes two weeks but jobs sit in the queue for a month.", Mode: "operator"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestConfidenceCountsEveryClaim(t *testing.T) {
 // high.
 func TestWeakMatchIsHedged(t *testing.T) {
 	s, db := fullService(t)
-	r, err := s.Run(context.Background(), chat.Request{Message: "Unsere Kunden kündigen nach drei Monaten, was sollen wir tun?", Mode: "success"}, nil)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "Unsere Kunden kündigen nach drei Monaten, was sollen wir tun?", Mode: "success"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,17 +146,17 @@ func TestFollowUpWithHistoryDiffers(t *testing.T) {
 	s, _ := fullService(t)
 	ctx := context.Background()
 	first := "Our bakery's two delivery vans are late on most morning rounds and cafes complain."
-	r1, err := s.Run(ctx, chat.Request{Message: first, Mode: "operator"}, nil)
+	r1, _, err := s.Run(ctx, chat.Request{Message: first, Mode: "operator"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	follow := "We already tried adding a third van, now what?"
 	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
-	with, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator", History: history}, nil)
+	with, _, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator", History: history}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	without, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator"}, nil)
+	without, _, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestVerticalChangesTheVocabulary(t *testing.T) {
 	s, _ := fullService(t)
 	q := "New customers sign up but most never get past the first week."
 	ask := func(vertical string) chat.Response {
-		r, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: vertical}, nil)
+		r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: vertical}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func TestVerticalChangesTheVocabulary(t *testing.T) {
 	if strings.Contains(neutral.Response, "learner") || strings.Contains(neutral.Response, "associates") {
 		t.Errorf("the answer without a vertical borrows an industry's words:\n%s", neutral.Response)
 	}
-	if _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: "bakery"}, nil); assistant.ErrorCode(err) != assistant.EInvalid ||
+	if _, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "operator", Vertical: "bakery"}, nil); assistant.ErrorCode(err) != assistant.EInvalid ||
 		!strings.Contains(assistant.ErrorMessage(err), "saas, ecommerce") {
 		t.Errorf("unknown vertical: %v", err)
 	}
@@ -221,7 +221,7 @@ func TestImportedHelpArticleLeads(t *testing.T) {
 	s, db := fullService(t)
 	ctx := context.Background()
 	q := "How do I rotate my API key without downtime?"
-	before, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
+	before, _, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestImportedHelpArticleLeads(t *testing.T) {
 	if _, err := db.ImportEntities(ctx, []assistant.Entity{article}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
+	r, _, err := s.Run(ctx, chat.Request{Message: q, Mode: "support"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestImportedHelpArticleLeads(t *testing.T) {
 	}
 	// A question no word list calls business is in scope when the
 	// workspace's own knowledge answers it.
-	r, err = s.Run(ctx, chat.Request{Message: "How do I rotate my API key?", Mode: "support"}, nil)
+	r, _, err = s.Run(ctx, chat.Request{Message: "How do I rotate my API key?", Mode: "support"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestRemoteModelGetsTheScopeRule(t *testing.T) {
 		{Content: "I can only help with questions about running a business, such as pricing, cash and customers."},
 	}}
 	s, _, _ := newService(t, p, nil)
-	r, err := s.Run(context.Background(), chat.Request{Message: "Give me a good recipe for lasagna", Mode: "success"}, nil)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "Give me a good recipe for lasagna", Mode: "success"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,9 @@
 // prompt, a bounded tool loop over the knowledge base (search_knowledge,
 // get_entity, diagnose_constraint) with every call traced, citation tokens
 // checked against the knowledge base (invented ones removed, D6), the
-// confidence verdict (internal/verify), and the turn's usage row and
-// citation events written in one transaction (D5).
+// confidence verdict (internal/verify), and the turn's citation events,
+// which Run returns for the caller to record with its usage row (D5). It
+// knows nothing of HTTP, keys or usage rows.
 package chat
 
 import (
@@ -20,12 +21,6 @@ import (
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
-// TurnRecorder writes a finished turn: its usage row and its citation
-// events, in one transaction.
-type TurnRecorder interface {
-	RecordTurn(ctx context.Context, usage assistant.UsageRecord, citations []assistant.CitationEvent) error
-}
-
 // Service answers chat turns. Every field is required except Diagnoser
 // (without it the operator persona does without diagnose_constraint).
 // Checker judges the answer's claims: the builtin *verify.Checker, or a
@@ -35,7 +30,6 @@ type Service struct {
 	Knowledge assistant.KnowledgeStore
 	Retriever assistant.Retriever
 	Diagnoser Diagnoser
-	Recorder  TurnRecorder
 	Checker   verify.Verifier
 	Personas  map[string]Persona
 	Now       func() time.Time
@@ -52,11 +46,10 @@ type Request struct {
 	Mode    string
 	// Vertical is the caller's industry, a catalog vertical id, or "" to
 	// let the diagnosis infer it on clear evidence (D28).
-	Vertical  string
+	Vertical string
+	// Source and Workspace label the turn's citation events.
 	Source    string
 	Workspace string
-	KeyID     string
-	Endpoint  string
 }
 
 // HistoryItem is an earlier turn of the conversation.
@@ -102,17 +95,19 @@ type Events interface {
 // ErrUpstream wraps a provider failure the API answers with 502 (D3).
 var ErrUpstream = errors.New("the model provider is unavailable")
 
-// Run answers one turn. On success the turn is recorded (usage row and
-// citation events) before Run returns; on failure nothing of it is.
-func (s *Service) Run(ctx context.Context, req Request, events Events) (Response, error) {
-	started := s.Now()
+// Run answers one turn. With the answer it returns the turn's citation
+// events: one per cited entity, under a fresh response id. Run records
+// nothing; the caller stores the events with the turn's usage row, in one
+// transaction, and only for a turn it answers successfully (D5). On failure
+// there are no events.
+func (s *Service) Run(ctx context.Context, req Request, events Events) (Response, []assistant.CitationEvent, error) {
 	persona, ok := s.Personas[req.Mode]
 	if !ok {
-		return Response{}, assistant.Errorf(assistant.EInvalid, "unknown mode %q; use one of %s", req.Mode, strings.Join(Modes, ", "))
+		return Response{}, nil, assistant.Errorf(assistant.EInvalid, "unknown mode %q; use one of %s", req.Mode, strings.Join(Modes, ", "))
 	}
 	if req.Vertical != "" {
 		if err := assistant.CheckVertical(req.Vertical); err != nil {
-			return Response{}, err
+			return Response{}, nil, err
 		}
 	}
 	var earlier []string
@@ -141,9 +136,10 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		if len(trace) >= maxHops {
 			offered = nil // out of hops: the model must answer now
 		}
-		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500})
+		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500,
+			Mode: persona.Mode, Vertical: req.Vertical})
 		if err != nil {
-			return Response{}, providerError(err)
+			return Response{}, nil, providerError(err)
 		}
 		if len(resp.ToolCalls) == 0 || offered == nil {
 			answer = resp.Content
@@ -158,7 +154,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			}
 			result, input, summary, err := tb.run(ctx, call)
 			if err != nil {
-				return Response{}, fmt.Errorf("running %s: %w", call.Name, err)
+				return Response{}, nil, fmt.Errorf("running %s: %w", call.Name, err)
 			}
 			item := TraceItem{Hop: len(trace), Tool: call.Name, InputSummary: input, ResultSummary: summary}
 			trace = append(trace, item)
@@ -168,16 +164,16 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			messages = append(messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
 		}
 		if round > 2*maxHops {
-			return Response{}, fmt.Errorf("the model kept calling tools past the budget")
+			return Response{}, nil, fmt.Errorf("the model kept calling tools past the budget")
 		}
 	}
 	if strings.TrimSpace(answer) == "" {
-		return Response{}, fmt.Errorf("%w: the model returned an empty answer", ErrUpstream)
+		return Response{}, nil, fmt.Errorf("%w: the model returned an empty answer", ErrUpstream)
 	}
 
 	out, cited, err := s.finish(ctx, answer, tb)
 	if err != nil {
-		return Response{}, err
+		return Response{}, nil, err
 	}
 	out.ReasoningTrace = trace
 	if events != nil {
@@ -186,20 +182,14 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		}
 	}
 
-	// Record the turn: one usage row and one citation event per cited
-	// entity, together.
+	// One citation event per cited entity, under one response id.
 	now := s.Now()
 	id := s.NewID()
 	var citations []assistant.CitationEvent
 	for _, t := range cited {
 		citations = append(citations, assistant.CitationEvent{ResponseID: id, Workspace: req.Workspace, Source: req.Source, Token: t, At: now})
 	}
-	usage := assistant.UsageRecord{At: started, Workspace: req.Workspace, KeyID: req.KeyID, Endpoint: req.Endpoint,
-		Mode: req.Mode, Source: req.Source, Status: 200, Latency: now.Sub(started)}
-	if err := s.Recorder.RecordTurn(context.WithoutCancel(ctx), usage, citations); err != nil {
-		return Response{}, fmt.Errorf("recording the turn: %w", err)
-	}
-	return out, nil
+	return out, citations, nil
 }
 
 var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)

@@ -174,6 +174,10 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
+// ErrPostgresNotBuilt refuses a postgres:// ASSISTANT_DATABASE_URL until the
+// PostgreSQL store exists.
+var ErrPostgresNotBuilt = errors.New("ASSISTANT_DATABASE_URL selects PostgreSQL, which is not built yet (it arrives with the scale-out issue); unset it to use SQLite")
+
 // SQLitePath returns the SQLite database file the configuration selects.
 func (c *Config) SQLitePath() (string, error) {
 	u := c.DatabaseURL
@@ -181,7 +185,7 @@ func (c *Config) SQLitePath() (string, error) {
 	case u == "":
 		return filepath.Join(c.DataDir, "assistant.db"), nil
 	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
-		return "", errors.New("ASSISTANT_DATABASE_URL selects PostgreSQL, which is not built yet (it arrives with the scale-out issue); unset it to use SQLite")
+		return "", ErrPostgresNotBuilt
 	case strings.HasPrefix(u, "sqlite://"):
 		return strings.TrimPrefix(u, "sqlite://"), nil
 	case strings.HasPrefix(u, "file:"):

@@ -55,6 +55,14 @@ type Request struct {
 	Messages  []Message
 	Tools     []Tool
 	MaxTokens int
+	// Mode is the persona answering the turn (operator, customer,
+	// success, support), "" when the caller is not a chat turn. Hosted
+	// models read the persona from the system prompt; the builtin model
+	// plans by this field.
+	Mode string
+	// Vertical is the caller's industry (a catalog vertical id), "" when
+	// not given.
+	Vertical string
 }
 
 // Response is the provider's answer: tool calls to run, or (when there are

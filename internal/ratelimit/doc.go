@@ -1,8 +1,10 @@
-// Package ratelimit holds the in-process rate limiters.
+// Package ratelimit is the in-process adapter of the domain's rate-limit
+// ports (assistant.Limiter, assistant.TieredLimiter).
 //
 // Tiered is the public endpoints' per-client limiter (D13): an approximate
-// sliding window with a soft and a hard limit, in bounded memory. The exact
-// per-key sliding window of D2b for the chat endpoint arrives with the chat
-// issue, behind the same package; a Redis-backed limiter for many instances
-// arrives with the scale-out issue.
+// sliding window with a soft and a hard limit, in bounded memory; the API
+// also uses it, hard-only, for failed authentication and the admin area
+// for login attempts. SlidingWindow is the exact per-key sliding window of
+// D2b for chat and verify. Neither ever fails. A Redis-backed adapter
+// shared by many instances arrives with the scale-out issue (12).
 package ratelimit

@@ -2,9 +2,12 @@ package ratelimit
 
 import (
 	"container/list"
+	"context"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
 )
 
 // Decision is the outcome of one request under a Tiered limiter.
@@ -205,4 +208,29 @@ func (t *Tiered) Peek(key string) Decision {
 		d.RetryAfter = c.waitUntilBelow(now, t.Window, t.Hard)
 	}
 	return d
+}
+
+var _ assistant.TieredLimiter = (*Tiered)(nil)
+
+// Admit implements assistant.TieredLimiter with Allow. It never fails.
+func (t *Tiered) Admit(_ context.Context, key string) (assistant.Decision, error) {
+	return t.Allow(key).decision(t.Hard), nil
+}
+
+// Check implements assistant.TieredLimiter with Peek. It never fails.
+func (t *Tiered) Check(_ context.Context, key string) (assistant.Decision, error) {
+	return t.Peek(key).decision(t.Hard), nil
+}
+
+// Policy implements assistant.TieredLimiter.
+func (t *Tiered) Policy() assistant.TieredPolicy {
+	return assistant.TieredPolicy{Soft: t.Soft, Hard: t.Hard, Window: t.Window}
+}
+
+func (d Decision) decision(hard int) assistant.Decision {
+	out := assistant.Decision{Allowed: d.Allowed, OverSoft: d.OverSoft, RetryAfter: d.RetryAfter}
+	if hard > 0 {
+		out.Limit, out.Remaining = hard, d.HardRemaining
+	}
+	return out
 }

@@ -4,27 +4,15 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-// Limiter is an exact per-key limit (D2b): never more than Limit admitted
-// requests for one key in any rolling Window. A request counts when it is
-// admitted, whatever its outcome. Implementations: SlidingWindow (one
-// process) and, with the scale-out issue, a Redis one shared by instances.
-type Limiter interface {
-	Allow(ctx context.Context, key string) (Verdict, error)
-}
+// Verdict is the outcome of one request under a SlidingWindow: the
+// domain's Decision.
+type Verdict = assistant.Decision
 
-// Verdict is the outcome of one request under a Limiter.
-type Verdict struct {
-	Allowed bool
-	Limit   int
-	// Remaining is how many more requests the window admits now.
-	Remaining int
-	// Reset is how long until the window admits one more request than it
-	// does now (when the oldest counted request leaves it); RetryAfter is
-	// the same when the request was refused, else 0.
-	Reset, RetryAfter time.Duration
-}
+var _ assistant.Limiter = (*SlidingWindow)(nil)
 
 // SlidingWindow is the in-process exact limiter: it keeps, per key, the
 // admission times of the last Limit requests in a ring, so a decision
@@ -52,7 +40,7 @@ func NewSlidingWindow(limit int, window time.Duration, now func() time.Time) *Sl
 	return &SlidingWindow{limit: limit, window: window, now: now, keys: map[string]*ring{}}
 }
 
-// Allow implements Limiter. It never fails.
+// Allow implements assistant.Limiter. It never fails.
 func (s *SlidingWindow) Allow(_ context.Context, key string) (Verdict, error) {
 	if s.limit <= 0 {
 		return Verdict{Allowed: true}, nil

@@ -24,12 +24,21 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DB is the SQLite store. It implements assistant.KnowledgeStore,
-// assistant.Retriever, assistant.CitationStore and assistant.Pinger.
+// DB is the SQLite store. It implements every store interface of the
+// domain, as the checks below say at compile time.
 type DB struct {
 	db  *sql.DB
 	now func() time.Time
 }
+
+var (
+	_ assistant.KnowledgeStore    = (*DB)(nil)
+	_ assistant.KnowledgeImporter = (*DB)(nil)
+	_ assistant.Retriever         = (*DB)(nil)
+	_ assistant.CitationStore     = (*DB)(nil)
+	_ assistant.Pinger            = (*DB)(nil)
+	_ assistant.AccessStore       = (*DB)(nil)
+)
 
 // Open opens (creating if needed) the database file at path and applies the
 // pending migrations. now is the clock used for bookkeeping timestamps.

@@ -7,8 +7,8 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-// RecordTurn writes a chat turn's usage row and its citation events in one
-// transaction (D5): either both are stored or neither is.
+// RecordTurn implements assistant.AccessStore: a chat turn's usage row and
+// its citation events in one transaction (D5), either both or neither.
 func (s *DB) RecordTurn(ctx context.Context, usage assistant.UsageRecord, citations []assistant.CitationEvent) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {

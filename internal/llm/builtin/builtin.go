@@ -1,9 +1,10 @@
 // Package builtin is the offline model provider, the default. It speaks
-// the same protocol as a hosted model: it reads the persona's system
-// prompt, the conversation and the tool results, plans its tool calls from
-// the question and the persona, and composes the answer from what the
-// tools returned, in the persona's sections, with citation tokens. It is
-// deterministic: the same conversation always gets the same answer.
+// the same protocol as a hosted model: it reads the persona's mode and the
+// caller's vertical from the request (llm.Request.Mode and .Vertical), the
+// conversation and the tool results (their shapes are the contract in
+// internal/tooling), plans its tool calls from the question and the
+// persona, and composes the answer from what the tools returned, in the
+// persona's sections, with citation tokens. It is deterministic: the same conversation always gets the same answer.
 //
 // Planning, by round:
 //  1. search_knowledge on the situation (with the persona's angle) and
@@ -29,9 +30,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/llm"
 	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // Provider is the builtin model.
@@ -50,31 +51,24 @@ type turn struct {
 	question  string   // the last user message
 	earlier   []string // earlier user messages, oldest first
 	previous  []string // earlier assistant answers, oldest first
-	searches  []chat.SearchResult
-	entities  []chat.EntityResult
-	diagnosis *chat.DiagnoseResult
+	searches  []tooling.SearchResult
+	entities  []tooling.EntityResult
+	diagnosis *tooling.DiagnoseResult
 	calls     int // tool calls already made this turn
 	canCall   map[string]bool
 }
 
 func read(req llm.Request) turn {
-	t := turn{mode: "operator", canCall: map[string]bool{}}
+	t := turn{mode: "operator", vertical: strings.TrimSpace(req.Vertical), canCall: map[string]bool{}}
+	if m := strings.TrimSpace(req.Mode); m != "" {
+		t.mode = m
+	}
 	for _, tool := range req.Tools {
 		t.canCall[tool.Name] = true
 	}
 	lastUser := -1
 	for i, m := range req.Messages {
-		switch m.Role {
-		case llm.RoleSystem:
-			for _, line := range strings.Split(m.Content, "\n")[:2] {
-				if v, ok := strings.CutPrefix(line, "mode: "); ok {
-					t.mode = strings.TrimSpace(v)
-				}
-				if v, ok := strings.CutPrefix(line, "vertical: "); ok {
-					t.vertical = strings.TrimSpace(v)
-				}
-			}
-		case llm.RoleUser:
+		if m.Role == llm.RoleUser {
 			lastUser = i
 		}
 	}
@@ -90,18 +84,18 @@ func read(req llm.Request) turn {
 			t.calls += len(m.ToolCalls)
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
-			case chat.ToolSearch:
-				var r chat.SearchResult
+			case tooling.ToolSearch:
+				var r tooling.SearchResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil {
 					t.searches = append(t.searches, r)
 				}
-			case chat.ToolEntity:
-				var r chat.EntityResult
+			case tooling.ToolEntity:
+				var r tooling.EntityResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil && r.Found {
 					t.entities = append(t.entities, r)
 				}
-			case chat.ToolDiagnose:
-				var r chat.DiagnoseResult
+			case tooling.ToolDiagnose:
+				var r tooling.DiagnoseResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
@@ -167,7 +161,7 @@ func (t turn) plan() []llm.ToolCall {
 		t.calls++
 		return llm.ToolCall{ID: fmt.Sprintf("call_%d", t.calls), Name: name, Arguments: b}
 	}
-	if !t.canCall[chat.ToolSearch] {
+	if !t.canCall[tooling.ToolSearch] {
 		return nil // out of tool budget: answer with what there is
 	}
 	if len(t.searches) == 0 {
@@ -177,11 +171,11 @@ func (t turn) plan() []llm.ToolCall {
 		if st := t.stage(); st.terms != "" {
 			query += " " + st.terms
 		}
-		calls := []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: query, Limit: 6})}
-		if !t.canCall[chat.ToolDiagnose] || t.diagnosis != nil {
+		calls := []llm.ToolCall{call(tooling.ToolSearch, tooling.SearchArgs{Query: query, Limit: 6})}
+		if !t.canCall[tooling.ToolDiagnose] || t.diagnosis != nil {
 			return calls
 		}
-		diagnosis := call(chat.ToolDiagnose, chat.DiagnoseArgs{Description: t.situation(), Vertical: t.vertical})
+		diagnosis := call(tooling.ToolDiagnose, tooling.DiagnoseArgs{Description: t.situation(), Vertical: t.vertical})
 		if diagnoseFirst[t.mode] {
 			return append([]llm.ToolCall{diagnosis}, calls...)
 		}
@@ -196,24 +190,24 @@ func (t turn) plan() []llm.ToolCall {
 	if t.mode == "customer" && !t.searched(conversationMethods) {
 		// A talk track also needs the methods of the conversation itself;
 		// they are read with the rest once found.
-		return []llm.ToolCall{call(chat.ToolSearch, chat.SearchArgs{Query: conversationMethods, Limit: 4})}
+		return []llm.ToolCall{call(tooling.ToolSearch, tooling.SearchArgs{Query: conversationMethods, Limit: 4})}
 	}
 	var calls []llm.ToolCall
 	for _, tok := range t.toRead() {
-		calls = append(calls, call(chat.ToolEntity, chat.EntityArgs{Token: tok}))
+		calls = append(calls, call(tooling.ToolEntity, tooling.EntityArgs{Token: tok}))
 	}
 	return calls
 }
 
 func (t turn) searched(query string) bool {
-	return slices.ContainsFunc(t.searches, func(s chat.SearchResult) bool { return s.Query == query })
+	return slices.ContainsFunc(t.searches, func(s tooling.SearchResult) bool { return s.Query == query })
 }
 
 // scope is the service's scope reading of the question, from the first
 // search.
-func (t turn) scope() chat.Scope {
+func (t turn) scope() tooling.Scope {
 	if len(t.searches) == 0 {
-		return chat.Scope{InScope: true, Language: "en"}
+		return tooling.Scope{InScope: true, Language: "en"}
 	}
 	return t.searches[0].Scope
 }
@@ -227,7 +221,7 @@ func (t turn) inScope() bool { return t.scope().InScope }
 // the search's best. Entities the conversation already cited go last, so
 // a follow-up brings something new.
 func (t turn) toRead() []string {
-	var hits []chat.SearchHit
+	var hits []tooling.SearchHit
 	for _, s := range t.searches {
 		if s.Query == conversationMethods && t.mode != "customer" {
 			continue
@@ -260,13 +254,13 @@ func (t turn) toRead() []string {
 			likely[m.ArchetypeID] = true
 		}
 	}
-	rank := func(h chat.SearchHit) float64 {
+	rank := func(h tooling.SearchHit) float64 {
 		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
 			return h.Score + 0.25
 		}
 		return h.Score
 	}
-	slices.SortStableFunc(hits, func(a, b chat.SearchHit) int { return cmp.Compare(rank(b), rank(a)) })
+	slices.SortStableFunc(hits, func(a, b tooling.SearchHit) int { return cmp.Compare(rank(b), rank(a)) })
 	// The customer persona leads with the methods of the conversation.
 	if t.mode == "customer" {
 		for _, s := range t.searches {

@@ -8,8 +8,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
@@ -193,7 +193,7 @@ func (t turn) symptom() string {
 
 // sentence is one citable sentence of an entity.
 type sentence struct {
-	entity chat.EntityResult
+	entity tooling.EntityResult
 	text   string
 	kind   string // idea, when, summary, pitfall
 	score  float64
@@ -204,7 +204,7 @@ type sentence struct {
 // sentences lists an entity's citable sentences: key ideas, the situations
 // it is for, the sentences of its summary (not the first, which names the
 // work), and its pitfalls.
-func sentences(e chat.EntityResult) []sentence {
+func sentences(e tooling.EntityResult) []sentence {
 	var out []sentence
 	add := func(kind string, list []string) {
 		for _, s := range list {
@@ -273,7 +273,7 @@ func normalise(s string) string {
 // best returns up to n sentences of the given kinds (all kinds when none
 // is given) from the entities, best match to the question first, and marks
 // them used.
-func (p *picker) best(entities []chat.EntityResult, n int, kinds ...string) []sentence {
+func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) []sentence {
 	var cands []sentence
 	for _, e := range entities {
 		for _, s := range sentences(e) {

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/sqlite3store"
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/sqlite"
+)
+
+// store is the database as every subcommand uses it: the domain's
+// interfaces only, so that choosing another adapter is a matter for
+// openStore alone.
+type store interface {
+	assistant.KnowledgeStore
+	assistant.KnowledgeImporter
+	assistant.Retriever
+	assistant.CitationStore
+	assistant.AccessStore
+	assistant.Pinger
+	Close() error
+}
+
+// backend is an opened store with what serve needs beside it: the admin
+// sessions kept in the same database.
+type backend struct {
+	store
+	// sessions returns the admin sessions' store and a function that
+	// stops its background cleanup.
+	sessions func() (scs.Store, func())
+}
+
+// openStore opens the store that ASSISTANT_DATABASE_URL selects by its
+// scheme, applying pending migrations: SQLite by default (empty, a path,
+// sqlite:// or file:). postgres:// is refused with config's clear error
+// until the PostgreSQL adapter exists (issue 12); config.Validate already
+// refuses it at start.
+func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*backend, error) {
+	if u := cfg.DatabaseURL; strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		return nil, config.ErrPostgresNotBuilt
+	}
+	path, err := cfg.SQLitePath()
+	if err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, path, now)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{store: db, sessions: func() (scs.Store, func()) {
+		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
+		return s, s.StopCleanup
+	}}, nil
+}

@@ -1,0 +1,135 @@
+// Package tooling is the contract between the chat turn and every model,
+// the builtin one included: the names of the tools the model may call and
+// the JSON shapes of their arguments and results. internal/chat runs the
+// tools and writes these results; internal/llm/builtin reads them to plan
+// and compose its answer. Neither imports the other.
+//
+// It depends on the standard library only.
+package tooling
+
+// Tool names the model may call.
+const (
+	ToolSearch   = "search_knowledge"
+	ToolEntity   = "get_entity"
+	ToolDiagnose = "diagnose_constraint"
+)
+
+// The JSON shapes of tool arguments and results. They are the contract
+// between the chat loop and every model, the builtin one included.
+
+// SearchArgs are the arguments of search_knowledge.
+type SearchArgs struct {
+	Query string `json:"query"`
+	Type  string `json:"type,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// SearchHit is one result of search_knowledge.
+type SearchHit struct {
+	Token      string   `json:"token"`
+	Title      string   `json:"title"`
+	Summary    string   `json:"summary"`
+	Archetypes []string `json:"archetypes"`
+	Score      float64  `json:"score"`
+	// Imported is true for the workspace's own knowledge (kb import),
+	// such as the product's help articles.
+	Imported bool `json:"imported,omitempty"`
+}
+
+// SearchResult is the result of search_knowledge.
+type SearchResult struct {
+	Query string      `json:"query"`
+	Hits  []SearchHit `json:"hits"`
+	// Coverage is the share of the query's content words that the hits'
+	// text contains, 0 to 1: how much of the question the knowledge base
+	// speaks to (low for trivia, recipes and small talk).
+	Coverage float64 `json:"coverage"`
+	// Missing lists the query's content words that no hit contains.
+	Missing []string `json:"missing,omitempty"`
+	// Scope is whether the user's question (not this query) is one the
+	// knowledge base can answer (D29).
+	Scope Scope `json:"scope"`
+}
+
+// EntityArgs are the arguments of get_entity.
+type EntityArgs struct {
+	Token string `json:"token"`
+}
+
+// EntityResult is the result of get_entity: the whole entity.
+type EntityResult struct {
+	Token      string   `json:"token"`
+	Found      bool     `json:"found"`
+	Title      string   `json:"title,omitempty"`
+	Authors    []string `json:"authors,omitempty"`
+	Year       *int     `json:"year,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	KeyIdeas   []string `json:"key_ideas,omitempty"`
+	WhenToUse  []string `json:"when_to_use,omitempty"`
+	Pitfalls   []string `json:"pitfalls,omitempty"`
+	Archetypes []string `json:"archetypes,omitempty"`
+	Related    []string `json:"related,omitempty"`
+}
+
+// DiagnoseArgs are the arguments of diagnose_constraint.
+type DiagnoseArgs struct {
+	Description string `json:"description"`
+	Vertical    string `json:"vertical,omitempty"`
+}
+
+// DiagnoseResult is the result of diagnose_constraint: the ranked
+// archetypes and, for the most likely one, the framework applications in
+// the vertical's terms.
+type DiagnoseResult struct {
+	Vertical     string             `json:"vertical,omitempty"`
+	Confidence   float64            `json:"confidence"`
+	Band         string             `json:"band"`
+	Matches      []DiagnoseMatch    `json:"matches"`
+	Applications []DiagnoseApplying `json:"applications"`
+	Metrics      []string           `json:"metrics,omitempty"`
+}
+
+// DiagnoseMatch is one ranked archetype.
+type DiagnoseMatch struct {
+	ArchetypeID string  `json:"archetype_id"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Probability float64 `json:"probability"`
+	Evidence    string  `json:"evidence,omitempty"`
+}
+
+// DiagnoseApplying is one framework applied to the top archetype.
+type DiagnoseApplying struct {
+	Token       string   `json:"token"`
+	Title       string   `json:"title"`
+	Application string   `json:"application"`
+	FirstSteps  []string `json:"first_steps"`
+	Metrics     []string `json:"metrics"`
+	Supporting  []string `json:"supporting"`
+}
+
+// Scope is the service's reading of whether a question is one the
+// knowledge base can answer (D29): a question about running a business, or
+// not (trivia, recipes, small talk, programming...). search_knowledge
+// returns it with its hits so that every model, the builtin one included,
+// declines on the same evidence.
+type Scope struct {
+	InScope bool `json:"in_scope"`
+	// Business lists the question's words that place it in running a
+	// business; OffTopic those that place it elsewhere.
+	Business []string `json:"business_words,omitempty"`
+	OffTopic []string `json:"off_topic_words,omitempty"`
+	// Language is "en", another language's code, or "other" (D29: the
+	// assistant answers in English and says so).
+	Language string `json:"language"`
+	// Understood lists, for a question in another language, the business
+	// words the assistant understood, in English.
+	Understood []string `json:"understood,omitempty"`
+	// FollowUp is true when the question alone names no business but the
+	// conversation before it did, and nothing in it is off topic.
+	FollowUp bool `json:"follow_up,omitempty"`
+	// Workspace is true when the question is in scope because the
+	// workspace's own imported knowledge (a help article, say) answers
+	// it, whatever the word lists say.
+	Workspace bool `json:"workspace_knowledge,omitempty"`
+}
