@@ -81,9 +81,9 @@ func Answered(r Response) bool {
 }
 
 // EvaluateScope runs every case as a chat turn and counts the declined
-// out-of-scope and answered in-scope questions. The service's recorder
-// receives the turns; pass one that discards them to keep an evaluation
-// out of usage and the leaderboard.
+// out-of-scope and answered in-scope questions. Nothing is recorded: the
+// turns' citation events are dropped, so an evaluation stays out of usage
+// and the leaderboard.
 func (s *Service) EvaluateScope(ctx context.Context, cases []ScopeCase) (ScopeReport, error) {
 	var rep ScopeReport
 	for _, c := range cases {
