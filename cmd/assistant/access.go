@@ -40,7 +40,7 @@ func openAccess(ctx context.Context, e env, usage string, args []string, define 
 	if define != nil {
 		define(fs)
 	}
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return nil, nil, err
 	}

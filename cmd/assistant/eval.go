@@ -81,7 +81,7 @@ func evalRetrieval(ctx context.Context, e env, args []string) error {
 		"Scores the retriever (the one /search and the chat use) on a TSV file of\nquery<TAB>expected_any with a header row; expected_any lists citation tokens\njoined by |. A query is a hit at k when any expected token is among the first\nk results. The knowledge base is the configured database, with the embedded\ncorpus synchronised first as serve does.")
 	file := fs.String("file", "", "the TSV file to score (required)")
 	asJSON := fs.Bool("json", false, "print {n, hit_at_1, hit_at_5, mrr} as JSON")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}

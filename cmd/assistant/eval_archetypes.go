@@ -22,7 +22,7 @@ func evalArchetypes(ctx context.Context, e env, args []string) error {
 			"first as serve does.")
 	file := fs.String("file", "", "the TSV file to score (required)")
 	asJSON := fs.Bool("json", false, "print {n, top1, top3} as JSON")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}

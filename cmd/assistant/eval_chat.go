@@ -23,7 +23,7 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	file := fs.String("file", "", "the TSV file to score (required)")
 	asJSON := fs.Bool("json", false, "print {n, declined_out, answered_in} as JSON (with the counts of out and in rows)")
 	failures := fs.Bool("failures", false, "also print the rows that were not declined or answered as expected, with their answers")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, chatSettings)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func evalVerify(ctx context.Context, e env, args []string) error {
 	threshold := fs.Float64("threshold", verify.DefaultThreshold, "probability of support a claim needs to be verified, 0 to 1")
 	showFailures := fs.Bool("failures", false, "also print the rows it got wrong (claim, expected, got, score) after the figures")
 	tune := fs.Bool("tune", false, "WiCE only: report the threshold with the best balanced accuracy (for development sets, never for reporting)")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}

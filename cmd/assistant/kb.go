@@ -29,7 +29,7 @@ func kbCommand(ctx context.Context, e env, args []string) error {
 func kbValidate(ctx context.Context, e env, args []string) error {
 	fs := commandFlags(e, "kb validate [PATH...]",
 		"Checks every rule of docs/knowledge-format.md on the knowledge base as serve\npresents it: the embedded corpus, with the entities imported into the\nconfigured database laid over it. With PATHs (as kb import takes them) it checks\nthe knowledge base as it would be after importing them, and changes nothing.")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func kbImport(ctx context.Context, e env, args []string) error {
 	fs := commandFlags(e, "kb import [--archetype IDS] PATH...",
 		"Imports entities into the configured database, all or nothing: files are\nvalidated together with the knowledge base they join, and one invalid file\nchanges nothing (the error names the file and field). A PATH is a directory of\n<type>/<slug>.md files (docs/knowledge-format.md), a .md file, a .jsonl file\n(what kb export writes) or a .bib file of papers (abstract becomes the\nsummary; keywords become tags, and archetype ids among them archetypes).\nImported entities survive restarts and upgrades, and replace embedded ones of\nthe same token.")
 	archetypes := fs.String("archetype", "", "comma-separated archetype ids for imported entities that have none")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func kbExport(ctx context.Context, e env, args []string) error {
 	fs := commandFlags(e, "kb export --format jsonl",
 		"Writes the knowledge base as serve presents it (the embedded corpus with the\nimported entities laid over it) to stdout, one JSON object per entity and\nline, with the keys of docs/knowledge-format.md and an \"origin\" key. kb import\nreads the same format.")
 	format := fs.String("format", "jsonl", "output format; jsonl is the only one")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, storeSettings)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func exportTokens(t *testing.T, e env, out *bytes.Buffer) map[string]knowledge.R
 // at every start.
 func syncEmbedded(t *testing.T, e env) {
 	t.Helper()
-	cfg, err := loadConfig(e, "test", nil)
+	cfg, err := loadConfig(e, "test", nil, storeSettings)
 	if err != nil {
 		t.Fatal(err)
 	}

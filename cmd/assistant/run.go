@@ -89,9 +89,19 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Every flag has an ASSISTANT_* environment variable.")
 }
 
+// The configuration settings each kind of subcommand offers as flags
+// (config.LoadFlags); the other settings are still read from their
+// ASSISTANT_* variables. serve offers all of them (config.Load).
+var (
+	// storeSettings: subcommands that open the database.
+	storeSettings = config.StoreFlags
+	// chatSettings: eval chat, which also runs the model provider and logs.
+	chatSettings = append(append(append([]string{}, config.StoreFlags...), config.ModelFlags...), "log-level")
+)
+
 // commandFlags returns the flag set of a subcommand; the subcommand adds
-// its own flags, and parseConfig adds every configuration setting next to
-// them. --help prints the usage line and about, then all the flags.
+// its own flags, and parseConfig adds the configuration settings it uses
+// next to them. --help prints the usage line and about, then those flags.
 func commandFlags(e env, usage, about string) *flag.FlagSet {
 	var name []string // the leading words of usage: "keys create"
 	for _, w := range strings.Fields(usage) {
@@ -109,15 +119,28 @@ func commandFlags(e env, usage, about string) *flag.FlagSet {
 		}
 		fmt.Fprintln(fs.Output(), "Flags:")
 		fs.PrintDefaults()
+		for _, s := range config.Settings {
+			if fs.Lookup(s.Flag) == nil {
+				fmt.Fprintln(fs.Output(), "\nThe other ASSISTANT_* settings (docs/operations.md) are read from the environment.")
+				break
+			}
+		}
 	}
 	return fs
 }
 
 // parseConfig parses args with fs over the environment: the subcommand's
-// own flags and every configuration setting, in any order with the
-// positional arguments, which stay in fs.Args().
-func parseConfig(e env, fs *flag.FlagSet, args []string) (*config.Config, error) {
-	cfg, err := config.Load(fs, args, e.getenv)
+// own flags and the configuration settings named in settings (flag names;
+// nil for all of them), in any order with the positional arguments, which
+// stay in fs.Args().
+func parseConfig(e env, fs *flag.FlagSet, args []string, settings []string) (*config.Config, error) {
+	var cfg *config.Config
+	var err error
+	if settings == nil {
+		cfg, err = config.Load(fs, args, e.getenv)
+	} else {
+		cfg, err = config.LoadFlags(fs, args, e.getenv, settings)
+	}
 	if errors.Is(err, config.ErrFlags) {
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -126,9 +149,9 @@ func parseConfig(e env, fs *flag.FlagSet, args []string) (*config.Config, error)
 
 // loadConfig is parseConfig for subcommands with no flags or arguments of
 // their own.
-func loadConfig(e env, name string, args []string) (*config.Config, error) {
+func loadConfig(e env, name string, args []string, settings []string) (*config.Config, error) {
 	fs := commandFlags(e, name, "")
-	cfg, err := parseConfig(e, fs, args)
+	cfg, err := parseConfig(e, fs, args, settings)
 	if err == nil && fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
@@ -142,7 +165,7 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 }
 
 func migrate(ctx context.Context, e env, args []string) error {
-	cfg, err := loadConfig(e, "migrate", args)
+	cfg, err := loadConfig(e, "migrate", args, storeSettings)
 	if err != nil {
 		return err
 	}
@@ -158,8 +181,22 @@ func migrate(ctx context.Context, e env, args []string) error {
 func printVersion(_ context.Context, e env, args []string) error {
 	fs := flag.NewFlagSet("assistant version", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: assistant version
+
+Prints "assistant" and the version of this binary on stdout, e.g.
+"assistant v0.3.0" ("dev" when it was built without -ldflags "-X main.version=...").
+It takes no flags or arguments and reads no settings.
+`)
+	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: version takes no arguments (got %q)", errUsage, fs.Arg(0))
 	}
 	fmt.Fprintln(e.stdout, "assistant", version)
 	return nil

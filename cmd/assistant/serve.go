@@ -32,7 +32,7 @@ import (
 const shutdownGrace = 30 * time.Second
 
 func serve(ctx context.Context, e env, args []string) error {
-	cfg, err := loadConfig(e, "serve", args)
+	cfg, err := loadConfig(e, "serve", args, nil)
 	if err != nil {
 		return err
 	}

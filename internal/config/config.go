@@ -86,11 +86,35 @@ var Settings = []Setting{
 // flag, a malformed value): a usage error rather than a bad setting.
 var ErrFlags = errors.New("bad command line")
 
-// Load builds the configuration from getenv and the flags in args. fs may
-// carry the subcommand's own flags too; positional arguments are left in
-// fs.Args(). It returns flag.ErrHelp when args ask for help (the usage is
-// then printed on fs's output).
+// Flag groups for LoadFlags: the settings a subcommand that opens the
+// database uses, and those of the model provider.
+var (
+	StoreFlags = []string{"data-dir", "database-url"}
+	ModelFlags = []string{"llm-provider", "llm-base-url", "llm-api-key", "llm-model"}
+)
+
+// Load builds the configuration from getenv and the flags in args, with
+// every setting offered as a flag. fs may carry the subcommand's own flags
+// too; positional arguments are left in fs.Args(). It returns flag.ErrHelp
+// when args ask for help (the usage is then printed on fs's output).
 func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config, error) {
+	all := make([]string, len(Settings))
+	for i, s := range Settings {
+		all[i] = s.Flag
+	}
+	return LoadFlags(fs, args, getenv, all)
+}
+
+// LoadFlags is Load with only the settings whose flag names are in flags
+// offered as flags on fs (a subcommand offers the settings it uses). Every
+// setting is still read from the environment and validated, so a setting
+// of a feature not built yet is refused by every subcommand. It panics on
+// a name that is not a setting's flag.
+func LoadFlags(fs *flag.FlagSet, args []string, getenv func(string) string, flags []string) (*Config, error) {
+	offered := map[string]bool{}
+	for _, f := range flags {
+		offered[f] = true
+	}
 	values := make([]string, len(Settings))
 	explicit := make([]bool, len(Settings))
 	for i, s := range Settings {
@@ -98,10 +122,17 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (*Config,
 		if v := getenv(s.Env); v != "" {
 			values[i], explicit[i] = v, true
 		}
+		if !offered[s.Flag] {
+			continue
+		}
+		delete(offered, s.Flag)
 		fs.Func(s.Flag, fmt.Sprintf("%s (env %s, default %q)", s.Help, s.Env, s.Default), func(v string) error {
 			values[i], explicit[i] = v, true
 			return nil
 		})
+	}
+	for f := range offered {
+		panic(fmt.Sprintf("config: no setting has the flag --%s", f))
 	}
 	// Flags may come before or after positional arguments
 	// (`keys revoke ID --data-dir D`); positionals are collected in order.

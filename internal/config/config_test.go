@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -102,4 +103,49 @@ func TestOperationsDocListsEverySetting(t *testing.T) {
 	for env := range documented {
 		t.Errorf("docs/operations.md lists %s, which the code does not have", env)
 	}
+}
+
+// TestLoadFlagsOffersOnlyThoseFlags: a subcommand offers only its settings
+// as flags, while every setting is still read from the environment and
+// validated (an unbuilt feature's setting is refused wherever it is set).
+func TestLoadFlagsOffersOnlyThoseFlags(t *testing.T) {
+	loadFlags := func(env map[string]string, args ...string) (*config.Config, *flag.FlagSet, error) {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c, err := config.LoadFlags(fs, args, func(k string) string { return env[k] }, config.StoreFlags)
+		return c, fs, err
+	}
+	c, fs, err := loadFlags(map[string]string{"ASSISTANT_ADDR": ":9"}, "--data-dir", "/tmp/d", "pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/tmp/d" || c.Addr != ":9" || fs.Arg(0) != "pos" {
+		t.Errorf("got %+v, args %v", c, fs.Args())
+	}
+	for _, name := range []string{"data-dir", "database-url"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s is not offered", name)
+		}
+	}
+	for _, name := range []string{"addr", "cors-origins", "llm-provider", "log-level", "redis-url"} {
+		if fs.Lookup(name) != nil {
+			t.Errorf("--%s is offered", name)
+		}
+	}
+	if _, _, err := loadFlags(nil, "--cors-origins", "https://x"); !errors.Is(err, config.ErrFlags) {
+		t.Errorf("--cors-origins: err = %v, want ErrFlags", err)
+	}
+	if _, _, err := loadFlags(map[string]string{"ASSISTANT_REDIS_URL": "redis://x"}); err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
+		t.Errorf("an unbuilt setting in the environment: err = %v", err)
+	}
+}
+
+func TestLoadFlagsPanicsOnUnknownFlag(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	config.LoadFlags(fs, nil, func(string) string { return "" }, []string{"no-such-setting"})
 }
