@@ -21,7 +21,7 @@ func keysCommand(ctx context.Context, e env, args []string) error {
 	return dispatch(ctx, e, "keys", []command{
 		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
 		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
-		{"revoke", "revoke a key by its 12-character id: revoke ID", keysRevoke},
+		{"revoke", "revoke a key by its 12-character id: revoke ID (a key already revoked is reported, exit 0)", keysRevoke},
 	}, args)
 }
 
@@ -106,9 +106,18 @@ func keysList(ctx context.Context, e env, args []string) error {
 	if workspace == "" || len(rest) > 0 {
 		return fmt.Errorf("%w: expected: assistant keys list --workspace W", errUsage)
 	}
+	if ok, err := db.WorkspaceExists(ctx, workspace); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("%w: workspace %q does not exist (keys create makes it)", errUsage, workspace)
+	}
 	keys, err := db.ListKeys(ctx, workspace)
 	if err != nil {
 		return err
+	}
+	if len(keys) == 0 && !asJSON {
+		fmt.Fprintf(e.stderr, "no keys in workspace %s\n", workspace)
+		return nil
 	}
 	now := e.now()
 	if asJSON {
@@ -146,8 +155,21 @@ func keysRevoke(ctx context.Context, e env, args []string) error {
 	if len(rest) != 1 || !access.ValidKeyID(rest[0]) {
 		return fmt.Errorf("%w: expected: assistant keys revoke ID (the 12-character key id)", errUsage)
 	}
+	k, err := db.KeyByID(ctx, rest[0])
+	if assistant.ErrorCode(err) == assistant.ENotFound {
+		return fmt.Errorf("no key with id %s ('assistant keys list --workspace W' lists a workspace's keys)", rest[0])
+	} else if err != nil {
+		return err
+	}
+	if k.RevokedAt != nil {
+		// Revoking is idempotent: the key is revoked, as asked; the first
+		// revocation time stands and nothing is written or audited again.
+		fmt.Fprintf(e.stdout, "Key %s %q of workspace %s was already revoked at %s; nothing changed.\n",
+			k.ID, k.Name, k.Workspace, k.RevokedAt.UTC().Format(time.RFC3339))
+		return nil
+	}
 	now := e.now().UTC()
-	k, err := db.RevokeKey(ctx, "", rest[0], now)
+	k, err = db.RevokeKey(ctx, "", rest[0], now)
 	if err != nil {
 		return err
 	}

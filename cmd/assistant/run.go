@@ -86,7 +86,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Every flag has an ASSISTANT_* environment variable.")
+	fmt.Fprintln(w, "Run 'assistant <subcommand> --help' for its flags. Settings come from ASSISTANT_* environment variables;\na subcommand also takes the settings it uses as flags (docs/operations.md).")
 }
 
 // The configuration settings each kind of subcommand offers as flags

@@ -23,6 +23,8 @@ type store interface {
 	assistant.CitationStore
 	assistant.AccessStore
 	assistant.Pinger
+	// WorkspaceExists reports whether the workspace exists.
+	WorkspaceExists(ctx context.Context, id string) (bool, error)
 	Close() error
 }
 

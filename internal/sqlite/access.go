@@ -42,6 +42,13 @@ func (s *DB) EnsureWorkspace(ctx context.Context, id string) error {
 	return err
 }
 
+// WorkspaceExists reports whether the workspace exists.
+func (s *DB) WorkspaceExists(ctx context.Context, id string) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM workspaces WHERE id = ?`, id).Scan(&n)
+	return n > 0, err
+}
+
 const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at`
 
 func scanKey(sc interface{ Scan(...any) error }) (assistant.APIKey, error) {

@@ -27,6 +27,11 @@ func TestAccessStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for w, want := range map[string]bool{"a": true, "b": true, "nope": false} {
+		if got, err := db.WorkspaceExists(ctx, w); err != nil || got != want {
+			t.Errorf("WorkspaceExists(%q) = %v, %v; want %v", w, got, err, want)
+		}
+	}
 	_, id, hash := access.NewKey()
 	k := assistant.APIKey{ID: id, Workspace: "a", Name: "k", Hash: hash, CreatedAt: now, CreatedBy: "cli"}
 	if err := db.CreateKey(ctx, k); err != nil {
