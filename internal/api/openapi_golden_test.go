@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -67,7 +69,7 @@ func firstDifference(want, got []byte) string {
 		if !bytes.Equal(wl, gl) {
 			var b bytes.Buffer
 			b.WriteString("first difference at line ")
-			b.WriteString(itoa(i + 1))
+			b.WriteString(strconv.Itoa(i + 1))
 			b.WriteString(":\n")
 			for j := max(0, i-3); j < i; j++ {
 				b.WriteString("    " + string(g[j]) + "\n")
@@ -80,4 +82,72 @@ func firstDifference(want, got []byte) string {
 	return "(no line differs)"
 }
 
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+type openAPIOperation struct {
+	Security    *[]map[string][]string `json:"security"`
+	RequestBody struct {
+		Content map[string]struct {
+			Example json.RawMessage `json:"example"`
+		} `json:"content"`
+	} `json:"requestBody"`
+	Responses map[string]any `json:"responses"`
+}
+
+type openAPIDocument struct {
+	Servers []struct {
+		URL string `json:"url"`
+	} `json:"servers"`
+	Paths map[string]map[string]openAPIOperation `json:"paths"`
+}
+
+// TestOpenAPISecurityAndResponses: every operation states its security
+// (bearer for the key's operations, an explicit empty list for public
+// ones), the document names a relative server, and no operation
+// advertises 422, which the service never answers (validation is 400).
+func TestOpenAPISecurityAndResponses(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	var doc openAPIDocument
+	f.do(t, "GET", "/api/assistant/openapi.json", "").json(t, &doc)
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" {
+		t.Errorf("servers = %+v, want one relative server /", doc.Servers)
+	}
+	authenticated := map[string]bool{"GET /api/v1/key": true, "POST /api/v1/chat": true, "POST /api/v1/verify": true}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			name := strings.ToUpper(method) + " " + path
+			switch {
+			case op.Security == nil:
+				t.Errorf("%s declares no security", name)
+			case authenticated[name]:
+				if len(*op.Security) != 1 || (*op.Security)[0]["bearer"] == nil {
+					t.Errorf("%s: security %v, want bearer", name, *op.Security)
+				}
+			case len(*op.Security) != 0:
+				t.Errorf("%s: security %v, want [] (public)", name, *op.Security)
+			}
+			if op.Responses["422"] != nil {
+				t.Errorf("%s documents 422, which the service never answers", name)
+			}
+		}
+	}
+}
+
+// TestOpenAPIRequestExamplesWork sends the documented request examples of
+// chat and verify (what the docs page's "try it out" sends) and expects
+// 200.
+func TestOpenAPIRequestExamplesWork(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	var doc openAPIDocument
+	f.do(t, "GET", "/api/assistant/openapi.json", "").json(t, &doc)
+	key := f.newKey(t, "ws_examples")
+	for _, path := range []string{"/api/v1/chat", "/api/v1/verify"} {
+		example := doc.Paths[path]["post"].RequestBody.Content["application/json"].Example
+		if len(example) == 0 {
+			t.Errorf("POST %s: no request example", path)
+			continue
+		}
+		r := f.do(t, "POST", path, string(example), "Authorization", "Bearer "+key)
+		if r.Code != 200 {
+			t.Errorf("POST %s with its documented example %s: %d %s", path, example, r.Code, r.Body)
+		}
+	}
+}
