@@ -23,12 +23,12 @@ const (
 )
 
 type chatRequest struct {
-	Message string             `json:"message" doc:"The user's message, 1 to 8000 characters after trimming."`
+	Message string             `json:"message" example:"Our packing station cannot keep up and orders ship late" doc:"The user's message, 1 to 8000 characters after trimming."`
 	History []chat.HistoryItem `json:"history,omitempty" maxItems:"50" doc:"Earlier turns, oldest first, at most 50."`
-	Mode    string             `json:"mode,omitempty" enum:"operator,customer,support,success" default:"operator" doc:"The persona: operator (default), customer, support or success."`
+	Mode    string             `json:"mode,omitempty" enum:"operator,customer,support,success" default:"operator" example:"operator" doc:"The persona: operator (default), customer, support or success."`
 	Source  string             `json:"source,omitempty" maxLength:"200" doc:"A label of the calling integration; recorded with usage, never changes the answer."`
 	// Vertical is D28: the caller's industry.
-	Vertical string `json:"vertical,omitempty" example:"saas" doc:"Optional: the business's industry, a vertical id from GET /api/assistant/v1/catalog (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education). The answer then uses that industry's words. Absent, the assistant infers the industry only on clear evidence and otherwise answers in neutral words. An unknown id is a 400 whose detail lists the allowed ids (decision D28)."`
+	Vertical string `json:"vertical,omitempty" example:"ecommerce" doc:"Optional: the business's industry, a vertical id from GET /api/assistant/v1/catalog (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education). The answer then uses that industry's words. Absent, the assistant infers the industry only on clear evidence and otherwise answers in neutral words. An unknown id is a 400 whose detail lists the allowed ids (decision D28)."`
 }
 
 type chatInput struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -55,8 +56,11 @@ func (s *Server) handler() (http.Handler, []string) {
 	api := s.newAPI(mux)
 
 	// Public knowledge endpoints (no authentication).
+	// Their security is an explicit empty requirement: "no authentication",
+	// stated rather than left out, so linters and generators need not guess.
 	public := func(op huma.Operation) huma.Operation {
 		op.Tags = []string{"Knowledge"}
+		op.Security = []map[string][]string{}
 		op.MaxBodyBytes = humaBodyLimit
 		op.Errors = append(op.Errors, http.StatusTooManyRequests)
 		return op
@@ -115,6 +119,11 @@ func (s *Server) handler() (http.Handler, []string) {
 			"Send `Accept: text/event-stream` to stream the turn as server-sent events: `hop`, `delta`, `final` (the same object as the JSON form) or `error`. " +
 			"Limited to 60 requests per rolling minute per key, a budget shared with POST /api/v1/verify; every response carries RateLimit headers.",
 		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusBadGateway},
+		// A whole request, so the docs page's "try it out" starts from one
+		// that works (huma adds the schema to this media type).
+		RequestBody: jsonExample(map[string]any{
+			"message": "Our packing station cannot keep up and orders ship late", "mode": "operator", "vertical": "ecommerce",
+		}),
 	})
 	chatOp.Responses = map[string]*huma.Response{"200": {
 		Description: "The answer (JSON), or the turn as a stream of server-sent events.",
@@ -137,13 +146,19 @@ func (s *Server) handler() (http.Handler, []string) {
 				"With a remote model provider configured, the model judges the claims and the builtin checker is the fallback. " +
 				"Shares the per-key limit of chat (60 requests per rolling minute, policy \"chat\"); every response carries RateLimit headers.",
 			Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests},
+			RequestBody: jsonExample(map[string]any{
+				"text": "Waiting time explodes as utilization approaches one [paper:kingman-1961-heavy-traffic]. " +
+					"Kingman published the heavy traffic result in 1973 [paper:kingman-1961-heavy-traffic].",
+				"source": "docs",
+			}),
 		}), s.verifyText)
 	}
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "getOpenAPI", Method: http.MethodGet, Path: openAPIPath, Tags: []string{"Meta"},
-		Summary: "This OpenAPI 3.1 document",
+		Summary:  "This OpenAPI 3.1 document",
+		Security: []map[string][]string{},
 		Responses: map[string]*huma.Response{"200": {
 			Description: "The OpenAPI document.",
 			Content:     map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject}}},
@@ -191,15 +206,33 @@ func (s *Server) handler() (http.Handler, []string) {
 func (s *Server) newAPI(mux humago.Mux) huma.API {
 	useProblemErrors()
 	config := huma.DefaultConfig("Assistant Service API", s.Version)
-	config.Info.Description = "Public knowledge endpoints of the assistant service: counts, hover-card resolution, " +
-		"search, the catalog of verticals and constraint archetypes, and the citation leaderboard. " +
-		"Errors are RFC 9457 problem documents (application/problem+json)."
+	config.Info.Description = "The assistant service. With an API key (Authorization: Bearer): chat, one turn of the " +
+		"assistant grounded in the knowledge base, as JSON or server-sent events; verify, which checks any text against " +
+		"the knowledge base; and a description of the key itself. Without authentication, the public knowledge endpoints: " +
+		"counts, hover-card resolution of citation tokens, search, the catalog of verticals and constraint archetypes, " +
+		"the preview of an archetype's citations, and the citation leaderboard. " +
+		"Errors are RFC 9457 problem documents (application/problem+json); invalid input is 400, never 422."
+	// A relative server: the paths are absolute, and "/" resolves against
+	// wherever the document was fetched from, so one document serves every
+	// deployment (behind a proxy, the service must be mounted at the root).
+	config.Servers = []*huma.Server{{URL: "/", Description: "This deployment: the host that serves this document."}}
+	// huma documents 422 on every operation with a body, but validation
+	// failures are 400 here (useProblemErrors): drop it from the document.
+	config.OnAddOperation = append(config.OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+		delete(op.Responses, strconv.Itoa(http.StatusUnprocessableEntity))
+	})
 	config.OpenAPIPath = ""
 	config.DocsPath = ""
 	config.SchemasPath = ""
 	config.CreateHooks = nil // no $schema links in responses
 	config.AllowAdditionalPropertiesByDefault = true
 	return humago.New(mux, config)
+}
+
+// jsonExample is a JSON request body with an example; huma fills in the
+// schema from the input type.
+func jsonExample(example any) *huma.RequestBody {
+	return &huma.RequestBody{Content: map[string]*huma.MediaType{"application/json": {Example: example}}}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
