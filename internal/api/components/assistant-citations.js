@@ -7,6 +7,9 @@
 // HTML, and a card links only to http(s) URLs.
 
 const TOKEN = /\[(framework|paper|blog):([a-z0-9_-]+)\]/g;
+// HAS_TOKEN is TOKEN without the global flag: test() on a global regex
+// moves its lastIndex, which matchAll would then start from.
+const HAS_TOKEN = new RegExp(TOKEN.source);
 const MAX_BATCH = 100; // POST /resolve takes 1..100 tokens
 const SKIP = new Set(["A", "BUTTON", "CODE", "PRE", "SCRIPT", "STYLE", "TEXTAREA", "SELECT", "TEMPLATE"]);
 const SCRIPT_ORIGIN = (() => {
@@ -70,8 +73,12 @@ async function flush(base, q) {
       });
       if (!res.ok) throw new Error("resolve: HTTP " + res.status);
       const body = await res.json();
+      // A card's token is type:slug; the cache is keyed by the token as
+      // written, [type:slug].
       for (const card of body.resolved || []) {
-        if (card && typeof card.token === "string") known.set(card.token, card);
+        if (card && typeof card.type === "string" && typeof card.slug === "string") {
+          known.set(`[${card.type}:${card.slug}]`, card);
+        }
       }
       // Only an answer of the service makes a token unresolved; a failed
       // request leaves it unknown, to be asked for again on the next render.
@@ -105,7 +112,10 @@ const STYLE = `
 .card[hidden] { display: none; }
 .card-title { display: block; font-weight: 600; }
 .card-meta { display: block; opacity: 0.75; margin-top: 0.15rem; }
-.card-summary { display: block; margin-top: 0.4rem; }
+.card-summary {
+  display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; margin-top: 0.4rem;
+  -webkit-line-clamp: var(--assistant-citations-summary-lines, 6); line-clamp: var(--assistant-citations-summary-lines, 6);
+}
 .card-link { display: inline-block; margin-top: 0.4rem; color: var(--assistant-citations-accent, #1d4ed8); }
 `;
 
@@ -181,8 +191,7 @@ export class AssistantCitations extends HTMLElement {
         for (let p = n.parentElement; p && p !== content; p = p.parentElement) {
           if (SKIP.has(p.tagName)) return NodeFilter.FILTER_REJECT;
         }
-        TOKEN.lastIndex = 0;
-        return TOKEN.test(n.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP;
+        return HAS_TOKEN.test(n.data) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP;
       },
     });
     while (walker.nextNode()) texts.push(walker.currentNode);
