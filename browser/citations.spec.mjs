@@ -46,7 +46,7 @@ try {
   ], "the three distinct tokens are sent in one request");
 
   const el = page.locator("assistant-citations");
-  const first = el.locator('[part="citation"][data-token="[framework:theory-of-constraints]"]');
+  const first = el.locator('[part="citation"][data-token="[framework:theory-of-constraints]"]').first();
   const second = el.locator('[part="citation"][data-token="[paper:little-1961-queuing-formula]"]');
   await first.locator("button").waitFor({ timeout: 60000 });
   await second.locator("button").waitFor({ timeout: 60000 });
@@ -107,9 +107,53 @@ try {
   await el.locator('[part="citation"][data-token="[framework:theory-of-constraints]"]').nth(1).waitFor({ timeout: 10000 });
   await el.locator('[part="citation"][data-token="[framework:value-stream-mapping]"]').waitFor({ timeout: 10000 });
   assert.equal(resolves.length, 2, "one more /resolve request for the new content");
+  // Escape closes a card open under the pointer while focus is elsewhere.
+  await page.locator("#before").focus();
+  await first.locator("button").hover();
+  await card1.waitFor({ state: "visible", timeout: 10000 });
+  await page.keyboard.press("Escape");
+  await card1.waitFor({ state: "hidden", timeout: 10000 });
+  await page.mouse.move(0, 0);
+
   assert.deepEqual(outside, [], "the page made no request outside the service");
   assert.deepEqual(errors, [], "the page raised no script error");
   console.log("citations: one /resolve request; cards on hover and focus:", JSON.stringify(titles));
+
+  // XSS and batching, against a scripted /resolve: card text that looks
+  // like HTML is shown as text, a javascript: URL gets no link, and 150
+  // distinct tokens go out as 100 + 50.
+  const mock = await openPage(browser, origin);
+  const batches = [];
+  await mock.page.route(origin + "/api/assistant/v1/resolve", async (route) => {
+    const { tokens } = JSON.parse(route.request().postData());
+    batches.push(tokens.length);
+    await route.fulfill({
+      status: 200, contentType: "application/json", headers: { "Access-Control-Allow-Origin": "*" },
+      body: JSON.stringify({
+        resolved: tokens.map((t) => ({
+          type: t.type, slug: t.slug, token: `${t.type}:${t.slug}`,
+          title: `<img src=x onerror="window.__xss=1">${t.slug}`, summary: "<b>bold</b>",
+          authors: ["<i>A</i>"], year: 2000, url: "javascript:window.__xss=1",
+        })),
+        unresolved: [],
+      }),
+    });
+  });
+  const many = Array.from({ length: 150 }, (_, i) => `[blog:b${i}]`).join(" ");
+  await mock.page.setContent(`<!doctype html><script type="module" src="${origin}/components/assistant-citations.js"></script>
+<assistant-citations api-base="${origin}"><p>${many}</p></assistant-citations>`);
+  const m = mock.page.locator("assistant-citations");
+  await m.locator('[part="citation"]').nth(149).waitFor({ state: "attached", timeout: 60000 });
+  assert.deepEqual(batches.sort((a, b) => b - a), [100, 50], "150 tokens in two requests of 100 and 50");
+  const c0 = m.locator('[part="citation"]').first();
+  await c0.locator("button").hover();
+  assert.equal(await c0.locator('[part="card-title"]').innerText(), '<img src=x onerror="window.__xss=1">b0', "title shown as text");
+  assert.equal(await c0.locator('[part="card-summary"]').innerText(), "<b>bold</b>", "summary shown as text");
+  assert.equal(await m.locator("img, b, i").count(), 0, "no element made from service text");
+  assert.equal(await m.locator('[part="card-link"]').count(), 0, "no link to a javascript: URL");
+  assert.equal(await mock.page.evaluate(() => window.__xss), undefined, "no script ran");
+  assert.deepEqual(mock.errors, [], "the mocked page raised no script error");
+  console.log("citations: service text rendered as text; 150 tokens resolved in batches", JSON.stringify(batches));
 } catch (e) {
   failed = true;
   console.error(e);

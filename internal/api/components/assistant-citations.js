@@ -119,6 +119,18 @@ const STYLE = `
 .card-link { display: inline-block; margin-top: 0.4rem; color: var(--assistant-citations-accent, #1d4ed8); }
 `;
 
+// The styles as a constructed stylesheet where the browser has them (not
+// subject to a page's CSP on inline styles), else a <style> element.
+const SHEET = (() => {
+  try {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(STYLE);
+    return sheet;
+  } catch {
+    return null;
+  }
+})();
+
 let uid = 0;
 
 export class AssistantCitations extends HTMLElement {
@@ -129,19 +141,28 @@ export class AssistantCitations extends HTMLElement {
   constructor() {
     super();
     this.attachShadow({ mode: "open" });
+    if (SHEET) this.shadowRoot.adoptedStyleSheets = [SHEET];
     this._id = ++uid;
     this._generation = 0;
     this._scheduled = false;
     this._observer = new MutationObserver(() => this._schedule());
+    // Closers of the rendered cards, for Escape pressed while a card is
+    // open under the pointer but focus is elsewhere on the page.
+    this._closers = [];
+    this._onKey = (e) => {
+      if (e.key === "Escape") for (const close of this._closers) close();
+    };
   }
 
   connectedCallback() {
     this._observer.observe(this, { childList: true, subtree: true, characterData: true });
+    document.addEventListener("keydown", this._onKey);
     this._schedule();
   }
 
   disconnectedCallback() {
     this._observer.disconnect();
+    document.removeEventListener("keydown", this._onKey);
   }
 
   attributeChangedCallback() {
@@ -196,6 +217,7 @@ export class AssistantCitations extends HTMLElement {
     });
     while (walker.nextNode()) texts.push(walker.currentNode);
 
+    this._closers = [];
     let n = 0;
     for (const text of texts) {
       const frag = document.createDocumentFragment();
@@ -210,9 +232,13 @@ export class AssistantCitations extends HTMLElement {
       text.replaceWith(frag);
     }
 
-    const style = document.createElement("style");
-    style.textContent = STYLE;
-    root.replaceChildren(style, content);
+    if (SHEET) {
+      root.replaceChildren(content);
+    } else {
+      const style = document.createElement("style");
+      style.textContent = STYLE;
+      root.replaceChildren(style, content);
+    }
   }
 
   // An unresolved token (or one not resolved yet) stays as written, as
@@ -278,7 +304,14 @@ export class AssistantCitations extends HTMLElement {
       const open = !state.dismissed && (state.hovered || state.focused || state.pinned);
       box.hidden = !open;
       trigger.setAttribute("aria-expanded", String(open));
+      if (open) keepInView(box);
     };
+    this._closers.push(() => {
+      if (box.hidden) return;
+      state.pinned = false;
+      state.dismissed = true;
+      update();
+    });
     wrap.addEventListener("mouseenter", () => { state.hovered = true; state.dismissed = false; update(); });
     wrap.addEventListener("mouseleave", () => { state.hovered = false; update(); });
     wrap.addEventListener("focusin", () => { state.focused = true; update(); });
@@ -303,6 +336,15 @@ export class AssistantCitations extends HTMLElement {
     });
     return wrap;
   }
+}
+
+// keepInView moves an open card left when it would run past the right
+// edge of the viewport.
+function keepInView(box) {
+  box.style.left = "";
+  const r = box.getBoundingClientRect();
+  const over = r.right - document.documentElement.clientWidth + 8;
+  if (over > 0) box.style.left = `-${Math.min(over, Math.max(0, r.left - 8))}px`;
 }
 
 function safeURL(url) {
