@@ -139,6 +139,25 @@ try {
       }),
     });
   });
+  // Streaming: content changing while a request is in flight does not
+  // ask for the same token again.
+  let release;
+  let gated = 0;
+  const gate = new Promise((r) => (release = r));
+  await mock.page.route(origin + "/api/assistant/v1/resolve", async (route) => { gated++; await gate; await route.fallback(); });
+  await mock.page.setContent(`<!doctype html><script type="module" src="${origin}/components/assistant-citations.js"></script>
+<assistant-citations api-base="${origin}"><p id="s">[blog:streamed]</p></assistant-citations>`);
+  await mock.page.waitForFunction(() => customElements.get("assistant-citations"));
+  for (let i = 0; i < 5; i++) {
+    await mock.page.evaluate((i) => { document.getElementById("s").append(` more ${i}`); }, i);
+    await mock.page.waitForTimeout(20);
+  }
+  release();
+  await mock.page.locator('assistant-citations [part="citation"][data-token="[blog:streamed]"]').waitFor({ timeout: 60000 });
+  assert.equal(gated, 1, "one request while content streamed in");
+  assert.deepEqual(batches, [1], "one token in it");
+  batches.length = 0;
+
   const many = Array.from({ length: 150 }, (_, i) => `[blog:b${i}]`).join(" ");
   await mock.page.setContent(`<!doctype html><script type="module" src="${origin}/components/assistant-citations.js"></script>
 <assistant-citations api-base="${origin}"><p>${many}</p></assistant-citations>`);

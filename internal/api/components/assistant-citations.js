@@ -26,6 +26,10 @@ const SCRIPT_ORIGIN = (() => {
 const cache = new Map();
 // Tokens waiting for the next batched request, per API base.
 const queues = new Map();
+// Tokens queued or in flight, per API base: token -> promise settled when
+// its request is answered. A render while a request is in flight (content
+// streaming in) waits for it instead of asking again.
+const pending = new Map();
 
 function cacheFor(base) {
   if (!cache.has(base)) cache.set(base, new Map());
@@ -37,21 +41,24 @@ function cacheFor(base) {
 // at most 100.
 function lookup(base, tokens) {
   const known = cacheFor(base);
+  if (!pending.has(base)) pending.set(base, new Map());
+  const waiting = pending.get(base);
   let q = queues.get(base);
   const waits = [];
   for (const t of tokens) {
     if (known.has(t)) continue;
-    if (!q) {
-      q = { tokens: new Map() };
-      queues.set(base, q);
-      queueMicrotask(() => flush(base, q));
-    }
-    if (!q.tokens.has(t)) {
+    if (!waiting.has(t)) {
+      if (!q) {
+        q = { tokens: new Map() };
+        queues.set(base, q);
+        queueMicrotask(() => flush(base, q));
+      }
       let done;
       const p = new Promise((r) => (done = r));
-      q.tokens.set(t, { p, done });
+      q.tokens.set(t, done);
+      waiting.set(t, p);
     }
-    waits.push(q.tokens.get(t).p);
+    waits.push(waiting.get(t));
   }
   return Promise.all(waits).then(() => known);
 }
@@ -86,7 +93,10 @@ async function flush(base, q) {
     } catch (e) {
       console.warn("assistant-citations:", e);
     }
-    for (const t of chunk) q.tokens.get(t).done();
+    for (const t of chunk) {
+      pending.get(base).delete(t);
+      q.tokens.get(t)();
+    }
   }
 }
 
