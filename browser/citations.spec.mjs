@@ -34,6 +34,7 @@ try {
   <p>Find the bottleneck first [framework:theory-of-constraints], and remember that
   work in progress equals throughput times lead time [paper:little-1961-queuing-formula].
   A made-up source [paper:no-such-paper-1999] stays as it is.</p>
+  <p>In code a token is literal: <code>[blog:in-code]</code>.</p>
 </assistant-citations>
 </body></html>`);
   const response = await resolved;
@@ -50,6 +51,8 @@ try {
   const second = el.locator('[part="citation"][data-token="[paper:little-1961-queuing-formula]"]');
   await first.locator("button").waitFor({ timeout: 60000 });
   await second.locator("button").waitFor({ timeout: 60000 });
+
+  assert.equal(await el.locator('[part="content"] code').innerText(), "[blog:in-code]", "a token in code is left alone");
 
   // Unknown token: plain text as written, no trigger.
   const unknown = el.locator('[part="unresolved"][data-token="[paper:no-such-paper-1999]"]');

@@ -199,16 +199,15 @@ export class AssistantCitations extends HTMLElement {
   async render() {
     const generation = ++this._generation;
     const base = this.apiBase;
-    const tokens = new Set();
-    for (const m of (this.textContent || "").matchAll(TOKEN)) tokens.add(m[0]);
     const known = cacheFor(base);
-    const missing = [...tokens].filter((t) => !known.has(t));
-    this._paint(known);
+    const missing = [...this._paint(known)].filter((t) => !known.has(t));
     if (missing.length === 0) return;
     await lookup(base, missing);
     if (generation === this._generation) this._paint(known);
   }
 
+  // _paint renders the content with the cards known so far and returns the
+  // tokens it found (those in skipped elements are not tokens).
   _paint(known) {
     const root = this.shadowRoot;
     const content = document.createElement("div");
@@ -228,11 +227,13 @@ export class AssistantCitations extends HTMLElement {
     while (walker.nextNode()) texts.push(walker.currentNode);
 
     this._closers = [];
+    const found = new Set();
     let n = 0;
     for (const text of texts) {
       const frag = document.createDocumentFragment();
       let last = 0;
       for (const m of text.data.matchAll(TOKEN)) {
+        found.add(m[0]);
         if (m.index > last) frag.append(text.data.slice(last, m.index));
         const card = known.get(m[0]);
         frag.append(card ? this._citation(m[0], card, ++n) : this._plain(m[0]));
@@ -249,6 +250,7 @@ export class AssistantCitations extends HTMLElement {
       style.textContent = STYLE;
       root.replaceChildren(style, content);
     }
+    return found;
   }
 
   // An unresolved token (or one not resolved yet) stays as written, as
