@@ -81,3 +81,17 @@ func TestBrowserAdminKeys(t *testing.T) {
 		t.Fatalf("browser test failed: %v", err)
 	}
 }
+
+// TestBrowserCitationsComponent loads the <assistant-citations> web
+// component from the service into a page of another origin in headless
+// Chromium: one batched /resolve request, a card on hover and on keyboard
+// focus, Escape, and an unknown token left as plain text.
+func TestBrowserCitationsComponent(t *testing.T) {
+	node, script := browserPrerequisites(t, "citations.spec.mjs")
+	base, _ := startServer(t, nil)
+	out, err := exec.Command(node, script, base, screenshotPath(t, "citations.png")).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+}

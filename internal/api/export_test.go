@@ -4,3 +4,6 @@ import "net/http"
 
 // HandlerAndRoutes exposes the served patterns to the black-box tests.
 func (s *Server) HandlerAndRoutes() (http.Handler, []string) { return s.handler() }
+
+// CitationsComponent is the embedded <assistant-citations> module.
+var CitationsComponent = citationsComponent

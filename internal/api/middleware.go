@@ -262,7 +262,8 @@ func apiProblems(next http.Handler) http.Handler {
 }
 
 // cors answers any origin on the public /api/assistant/ endpoints (D27) and
-// only the configured origins on /api/v1/.
+// the embeddable /components/ (pages anywhere load them), and only the
+// configured origins on /api/v1/.
 func cors(allowedV1 []string) func(http.Handler) http.Handler {
 	allowed := map[string]bool{}
 	for _, o := range allowedV1 {
@@ -273,7 +274,7 @@ func cors(allowedV1 []string) func(http.Handler) http.Handler {
 			origin := r.Header.Get("Origin")
 			h := w.Header()
 			switch {
-			case strings.HasPrefix(r.URL.Path, "/api/assistant/"):
+			case strings.HasPrefix(r.URL.Path, "/api/assistant/"), strings.HasPrefix(r.URL.Path, componentsPrefix):
 				h.Set("Access-Control-Allow-Origin", "*")
 			case strings.HasPrefix(r.URL.Path, "/api/v1/") && origin != "" && allowed[origin]:
 				h.Set("Access-Control-Allow-Origin", origin)
@@ -425,18 +426,19 @@ const (
 	cacheNoStore = "no-store"
 )
 
-// caching sets the caching headers of D14 on /api/ responses: POSTs,
-// try-it-now calls and every authenticated /api/v1/ answer are no-store;
-// successful public GETs get the public policy, a strong ETag over the
-// body, and 304 for a matching If-None-Match.
+// caching sets the caching headers of D14 on /api/ responses and the
+// /components/: POSTs, try-it-now calls and every authenticated /api/v1/
+// answer are no-store; successful public GETs get the public policy, a
+// strong ETag over the body, and 304 for a matching If-None-Match.
 func caching(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") {
+		component := strings.HasPrefix(r.URL.Path, componentsPrefix)
+		if !strings.HasPrefix(r.URL.Path, "/api/") && !component {
 			next.ServeHTTP(w, r)
 			return
 		}
 		tryItNow := r.Header.Get("X-Try-It-Now") == "1"
-		if !strings.HasPrefix(r.URL.Path, "/api/assistant/") {
+		if !strings.HasPrefix(r.URL.Path, "/api/assistant/") && !component {
 			// Authenticated answers belong to one workspace: never cached.
 			w.Header().Set("Cache-Control", cacheNoStore)
 			next.ServeHTTP(w, r)

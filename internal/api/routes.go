@@ -174,6 +174,7 @@ func (s *Server) handler() (http.Handler, []string) {
 	})
 	mux.Handle("GET "+docsPath, docsHandler())
 	mux.Handle("GET "+docsPath+"/", docsHandler())
+	mux.Handle("GET "+componentsPrefix+"assistant-citations.js", componentHandler(citationsComponent))
 
 	// The admin area: pages for people, with their own sessions and
 	// HTML errors (internal/admin).
