@@ -63,19 +63,20 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
 	defer func() { stopVerifier(); <-verifierDone }() // flushes last-used times
 
+	chatService, err := newChatService(cfg, db, diagnoser, e.now, logger)
+	if err != nil {
+		return err
+	}
+
 	sessionStore, stopSessions := db.sessions()
 	defer stopSessions()
 	adminArea := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
 		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
+		Chat:     chatService,
 	}
 	adminHandler, err := adminArea.Routes()
-	if err != nil {
-		return err
-	}
-
-	chatService, err := newChatService(cfg, db, diagnoser, e.now, logger)
 	if err != nil {
 		return err
 	}

@@ -61,6 +61,9 @@ type Handler struct {
 	// Attempts limits POSTs to the login and setup forms per client
 	// address (optional: LoginAttemptsPerMinute a minute by default).
 	Attempts assistant.TieredLimiter
+	// Chat runs the turns of the playground at /admin/playground
+	// (optional: without it the playground says it is unavailable).
+	Chat ChatRunner
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -141,6 +144,12 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeKey)))
 	mux.Handle("GET /admin/integrations/keys/{id}/usage", h.page(h.requireUser(h.usage)))
+	// The playground (playground.go): a page and its JSON endpoint.
+	if err := h.addPlaygroundPage(); err != nil {
+		return nil, err
+	}
+	mux.Handle("GET /admin/playground", h.page(h.requireUser(h.playground)))
+	mux.HandleFunc("POST "+playgroundChatPath, h.playgroundChat)
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
@@ -150,7 +159,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "Request refused",
 			"This form was submitted from another site, so it was refused. Open the admin area directly and try again.")
 	}))
-	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOnly(mux))))), nil
+	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOrJSON(mux))))), nil
 }
 
 // noListing answers 404 for directories: the static files are served,
