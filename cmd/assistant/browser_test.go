@@ -95,3 +95,24 @@ func TestBrowserCitationsComponent(t *testing.T) {
 		t.Fatalf("browser test failed: %v", err)
 	}
 }
+
+// TestBrowserAdminPlayground drives the admin playground in headless
+// Chromium: log in through the setup link, send a business question, and
+// see the answer with a hover card, the claim verdicts and the trace.
+func TestBrowserAdminPlayground(t *testing.T) {
+	node, script := browserPrerequisites(t, "playground.spec.mjs")
+	base, stdout, _ := startServerOutput(t, nil)
+	setup := regexp.MustCompile(`http://\S+/admin/setup\?token=[0-9A-Za-z]+`)
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		link = setup.FindString(stdout.String())
+	}
+	if link == "" {
+		t.Fatalf("serve printed no setup link:\n%s", stdout)
+	}
+	out, err := exec.Command(node, script, base, link, screenshotPath(t, "playground.png")).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+}
