@@ -87,37 +87,37 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // checkPlayground validates a playground turn with the API's rules (D4,
-// D28) and returns the trimmed message.
-func checkPlayground(in *playgroundRequest) (string, error) {
+// D28) and returns the trimmed message, or the reason it is refused.
+func checkPlayground(in *playgroundRequest) (message, refused string) {
 	m := strings.TrimSpace(in.Message)
 	switch {
 	case m == "":
-		return "", errors.New("Type a message.")
+		return "", "Type a message."
 	case utf8.RuneCountInString(m) > PlaygroundMaxMessage:
-		return "", fmt.Errorf("The message is %d characters; at most %d are allowed.", utf8.RuneCountInString(m), PlaygroundMaxMessage)
+		return "", fmt.Sprintf("The message is %d characters; at most %d are allowed.", utf8.RuneCountInString(m), PlaygroundMaxMessage)
 	case len(in.History) > PlaygroundMaxHistory:
-		return "", fmt.Errorf("The conversation has %d earlier turns; at most %d are sent. Start a new conversation.", len(in.History), PlaygroundMaxHistory)
+		return "", fmt.Sprintf("The conversation has %d earlier turns; at most %d are sent. Start a new conversation.", len(in.History), PlaygroundMaxHistory)
 	}
 	if in.Mode == "" {
 		in.Mode = chat.Modes[0]
 	}
 	if !slices.Contains(chat.Modes, in.Mode) {
-		return "", fmt.Errorf("Unknown mode %q. Allowed values: %s.", in.Mode, strings.Join(chat.Modes, ", "))
+		return "", fmt.Sprintf("Unknown mode %q. Allowed values: %s.", in.Mode, strings.Join(chat.Modes, ", "))
 	}
 	if in.Vertical != "" {
 		if err := assistant.CheckVertical(in.Vertical); err != nil {
-			return "", errors.New(assistant.ErrorMessage(err))
+			return "", assistant.ErrorMessage(err)
 		}
 	}
 	for i, item := range in.History {
 		if item.Role != "user" && item.Role != "assistant" {
-			return "", fmt.Errorf("History item %d has role %q; use user or assistant.", i, item.Role)
+			return "", fmt.Sprintf("History item %d has role %q; use user or assistant.", i, item.Role)
 		}
 		if utf8.RuneCountInString(item.Content) > PlaygroundMaxMessage {
-			return "", fmt.Errorf("History item %d is longer than %d characters.", i, PlaygroundMaxMessage)
+			return "", fmt.Sprintf("History item %d is longer than %d characters.", i, PlaygroundMaxMessage)
 		}
 	}
-	return m, nil
+	return m, ""
 }
 
 // playgroundChat answers POST /admin/playground/chat: one chat turn for
@@ -156,9 +156,9 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, playgroundError{"The request is not valid JSON: " + err.Error()})
 		return
 	}
-	message, err := checkPlayground(&in)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, playgroundError{err.Error()})
+	message, refused := checkPlayground(&in)
+	if refused != "" {
+		writeJSON(w, http.StatusBadRequest, playgroundError{refused})
 		return
 	}
 	start := h.Now()
