@@ -70,6 +70,11 @@ try {
   assert.match(await page.textContent(`tr[data-key-id="${keyID}"]`), /revoked/);
   if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
 
+  // The audit log, linked from the nav, shows the revocation first.
+  await Promise.all([page.waitForURL("**/admin/audit"), page.click('nav.main-nav a[href="/admin/audit"]')]);
+  assert.match(await page.textContent("#audit-log tbody tr:first-child"), /key\.revoked/);
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-audit.png"), fullPage: true });
+
   const after = await call(key);
   assert.equal(after.status, 401, "the revoked key gets 401 on /api/v1/chat");
   assert.equal(after.headers.get("content-type"), "application/problem+json");

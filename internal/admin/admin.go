@@ -141,6 +141,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/revoke", h.page(h.requireUser(h.revokeKey)))
 	mux.Handle("GET /admin/integrations/keys/{id}/usage", h.page(h.requireUser(h.usage)))
+	mux.Handle("GET /admin/audit", h.page(h.requireUser(h.auditLog)))
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
@@ -229,7 +230,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)

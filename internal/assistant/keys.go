@@ -116,6 +116,9 @@ type AccessStore interface {
 	RecordAudit(ctx context.Context, e AuditEvent) error
 	// ListAudit returns the workspace's latest audit events, newest first.
 	ListAudit(ctx context.Context, workspace string, limit int) ([]AuditEvent, error)
+	// ListAuditPage returns up to limit of the workspace's audit events,
+	// newest first, after skipping the offset newest.
+	ListAuditPage(ctx context.Context, workspace string, offset, limit int) ([]AuditEvent, error)
 
 	// RecordUsage stores one usage row.
 	RecordUsage(ctx context.Context, u UsageRecord) error

@@ -205,8 +205,13 @@ func (s *DB) RecordAudit(ctx context.Context, e assistant.AuditEvent) error {
 
 // ListAudit implements assistant.AccessStore.
 func (s *DB) ListAudit(ctx context.Context, workspace string, limit int) ([]assistant.AuditEvent, error) {
+	return s.ListAuditPage(ctx, workspace, 0, limit)
+}
+
+// ListAuditPage implements assistant.AccessStore.
+func (s *DB) ListAuditPage(ctx context.Context, workspace string, offset, limit int) ([]assistant.AuditEvent, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT at, workspace, actor, action, target, ip, detail FROM audit_log
-		WHERE workspace = ? ORDER BY at DESC, id DESC LIMIT ?`, workspace, limit)
+		WHERE workspace = ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`, workspace, limit, offset)
 	if err != nil {
 		return nil, err
 	}
