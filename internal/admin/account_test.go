@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,78 @@ func TestAuditLogPage(t *testing.T) {
 	for _, bad := range []string{"0", "-1", "x", "100001"} {
 		if p := a.get("/admin/audit?page=" + bad); p.status != http.StatusBadRequest {
 			t.Errorf("page=%s: %d", bad, p.status)
+		}
+	}
+}
+
+func TestPasswordChange(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.createUser(t, "alpha", "a@alpha.test", "alpha password 1")
+	e.createUser(t, "beta", "b@beta.test", "beta password 12")
+	a, other, beta := e.browser(t), e.browser(t), e.browser(t)
+	a.login("a@alpha.test", "alpha password 1")
+	other.login("a@alpha.test", "alpha password 1")
+	beta.login("b@beta.test", "beta password 12")
+
+	if p := e.browser(t).get("/admin/password"); p.status != http.StatusSeeOther || p.location != "/admin/login" {
+		t.Errorf("password page without a session: %d %s", p.status, p.location)
+	}
+	if p := a.get("/admin/password"); p.status != 200 || !strings.Contains(p.body, `name="current"`) || !strings.Contains(p.body, "at least 12") {
+		t.Fatalf("password form: %d", p.status)
+	}
+	change := func(b *browser, current, password, confirm string, header ...string) page {
+		return b.do("POST", "/admin/password", url.Values{"current": {current}, "password": {password}, "confirm": {confirm}}, header...)
+	}
+	for _, c := range []struct {
+		current, password, confirm string
+		status                     int
+		want                       string
+	}{
+		{"wrong password!", "a new long passphrase", "a new long passphrase", 401, "current password is wrong"},
+		{"alpha password 1", "a new long passphrase", "another passphrase", 400, "differ"},
+		{"alpha password 1", "short", "short", 400, "at least 12"},
+	} {
+		if p := change(a, c.current, c.password, c.confirm); p.status != c.status || !strings.Contains(p.body, c.want) {
+			t.Errorf("change(%q, %q, %q): %d, want %d and %q", c.current, c.password, c.confirm, p.status, c.status, c.want)
+		}
+	}
+	if p := change(a, "alpha password 1", "a new long passphrase", "a new long passphrase", "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); p.status != 403 {
+		t.Errorf("cross-origin password change: %d", p.status)
+	}
+	if p := change(a, "alpha password 1", "a new long passphrase", "a new long passphrase"); p.status != http.StatusSeeOther {
+		t.Fatalf("password change: %d %s", p.status, p.body)
+	}
+	// This session goes on, the other session of the user is logged out,
+	// another user's is not.
+	if p := a.get("/admin/integrations"); p.status != 200 || !strings.Contains(p.body, "password is changed") {
+		t.Errorf("the changing session: %d", p.status)
+	}
+	if p := other.get("/admin/integrations"); p.status != http.StatusSeeOther || p.location != "/admin/login" {
+		t.Errorf("the user's other session survived the change: %d", p.status)
+	}
+	if p := beta.get("/admin/integrations"); p.status != 200 {
+		t.Errorf("another user's session ended: %d", p.status)
+	}
+	if p := e.browser(t).login("a@alpha.test", "alpha password 1"); p.status != http.StatusUnauthorized {
+		t.Errorf("the old password still logs in: %d", p.status)
+	}
+	if p := e.browser(t).login("a@alpha.test", "a new long passphrase"); p.status != http.StatusSeeOther {
+		t.Errorf("the new password does not log in: %d", p.status)
+	}
+	u, _ := e.db.UserByEmail(ctx, "a@alpha.test")
+	if !strings.HasPrefix(u.PasswordHash, "$argon2id$") {
+		t.Errorf("the new hash is not argon2id: %.20s", u.PasswordHash)
+	}
+	audit, _ := e.db.ListAudit(ctx, "alpha", 20)
+	var actions []string
+	for _, ev := range audit {
+		actions = append(actions, ev.Action+":"+ev.Detail)
+	}
+	joined := strings.Join(actions, " ")
+	for _, want := range []string{"password.changed:1 other session(s) ended", "password.change_failed"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("audit log %v lacks %s", actions, want)
 		}
 	}
 }

@@ -109,6 +109,9 @@ type AccessStore interface {
 	CreateUser(ctx context.Context, u User) (User, error)
 	// UserByEmail returns the user with that email (ENotFound if none).
 	UserByEmail(ctx context.Context, email string) (User, error)
+	// SetPasswordHash replaces the password hash of the user with that
+	// email (ENotFound if none).
+	SetPasswordHash(ctx context.Context, email, hash string) error
 	// CountUsers counts admin users across workspaces.
 	CountUsers(ctx context.Context) (int, error)
 

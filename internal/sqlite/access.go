@@ -189,6 +189,21 @@ func (s *DB) UserByEmail(ctx context.Context, email string) (assistant.User, err
 	return u, err
 }
 
+// SetPasswordHash implements assistant.AccessStore.
+func (s *DB) SetPasswordHash(ctx context.Context, email, hash string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE email = ?`, hash, email)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		return assistant.Errorf(assistant.ENotFound, "no user with that email")
+	}
+	return nil
+}
+
 // CountUsers implements assistant.AccessStore.
 func (s *DB) CountUsers(ctx context.Context) (int, error) {
 	var n int
