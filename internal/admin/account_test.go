@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +142,49 @@ func TestPasswordChange(t *testing.T) {
 		if !strings.Contains(joined, want) {
 			t.Errorf("audit log %v lacks %s", actions, want)
 		}
+	}
+}
+
+func TestWorkspaceUsagePage(t *testing.T) {
+	e := newEnv(t)
+	e.createUser(t, "alpha", "a@alpha.test", "alpha password 1")
+	e.createUser(t, "beta", "b@beta.test", "beta password 12")
+	b, bb := e.browser(t), e.browser(t)
+	b.login("a@alpha.test", "alpha password 1")
+	bb.login("b@beta.test", "beta password 12")
+	k1, _ := b.createKey("one")
+	k2, _ := b.createKey("two")
+	kb, _ := bb.createKey("beta")
+	ctx := context.Background()
+	day := time.Date(2026, 6, 14, 0, 0, 0, 0, time.UTC)
+	for _, s := range []struct {
+		at      time.Time
+		ws, key string
+		status  int
+		source  string
+	}{
+		{day.Add(time.Hour), "alpha", k1, 200, "web"}, {day.Add(2 * time.Hour), "alpha", k2, 200, "crm"},
+		{day.Add(3 * time.Hour), "alpha", k2, 429, "web"}, {day.Add(26 * time.Hour), "alpha", k1, 502, "web"},
+		{day.Add(time.Hour), "beta", kb, 200, "betasource"},
+		{day.Add(-40 * 24 * time.Hour), "alpha", k1, 200, "ancient"},
+	} {
+		e.db.RecordUsage(ctx, assistant.UsageRecord{At: s.at, Workspace: s.ws, KeyID: s.key, Endpoint: "POST /api/v1/chat", Status: s.status, Source: s.source})
+	}
+	p := b.get("/admin/usage")
+	compact := regexp.MustCompile(`\s+`).ReplaceAllString(p.body, "")
+	for _, want := range []string{
+		"<th>2xx</th><th>4xx</th><th>5xx</th><th>Total</th>",
+		"<tr><td>2026-06-14</td><td>2</td><td>1</td><td>0</td><td>3</td></tr>",
+		"<tr><td>2026-06-15</td><td>0</td><td>0</td><td>1</td><td>1</td></tr>",
+		"<th>crm</th><th>web</th>",
+		"<tr><td>2026-06-14</td><td>1</td><td>2</td></tr>",
+		`href="/admin/usage"`,
+	} {
+		if !strings.Contains(compact, want) {
+			t.Errorf("workspace usage page lacks %s", want)
+		}
+	}
+	if strings.Contains(p.body, "ancient") || strings.Contains(p.body, "betasource") {
+		t.Error("the workspace usage page shows old usage or another workspace's")
 	}
 }

@@ -132,6 +132,8 @@ type AccessStore interface {
 	// UsageByDay aggregates a key's usage from since on, by day, status
 	// class and source, ordered by day, class and source.
 	UsageByDay(ctx context.Context, workspace, keyID string, since time.Time) ([]UsageDay, error)
+	// WorkspaceUsageByDay is UsageByDay over all the workspace's keys.
+	WorkspaceUsageByDay(ctx context.Context, workspace string, since time.Time) ([]UsageDay, error)
 
 	// SetSetupToken replaces the one-time first-admin setup token (its
 	// SHA-256) and its expiry; ConsumeSetupToken checks and deletes it,

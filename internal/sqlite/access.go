@@ -273,6 +273,27 @@ func (s *DB) UsageByDay(ctx context.Context, workspace, keyID string, since time
 	return out, rows.Err()
 }
 
+// WorkspaceUsageByDay implements assistant.AccessStore.
+func (s *DB) WorkspaceUsageByDay(ctx context.Context, workspace string, since time.Time) ([]assistant.UsageDay, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day,
+			(status / 100) || 'xx' AS class, source, COUNT(*)
+		FROM usage WHERE workspace = ? AND at >= ?
+		GROUP BY day, class, source ORDER BY day, class, source`, workspace, ms(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []assistant.UsageDay
+	for rows.Next() {
+		var d assistant.UsageDay
+		if err := rows.Scan(&d.Day, &d.StatusClass, &d.Source, &d.Requests); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
 // SetSetupToken implements assistant.AccessStore.
 func (s *DB) SetSetupToken(ctx context.Context, hash [32]byte, expires time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
