@@ -188,3 +188,72 @@ func TestWorkspaceUsagePage(t *testing.T) {
 		t.Error("the workspace usage page shows old usage or another workspace's")
 	}
 }
+
+func TestRollKey(t *testing.T) {
+	e := newEnv(t)
+	e.createUser(t, "alpha", "a@alpha.test", "alpha password 1")
+	e.createUser(t, "beta", "b@beta.test", "beta password 12")
+	b, bb := e.browser(t), e.browser(t)
+	b.login("a@alpha.test", "alpha password 1")
+	bb.login("b@beta.test", "beta password 12")
+	oldID, oldKey := b.createKey("widget")
+	betaID, _ := bb.createKey("beta")
+
+	if p := b.get("/admin/integrations"); !strings.Contains(p.body, "/admin/integrations/keys/"+oldID+"/roll") {
+		t.Error("the key list has no Roll link")
+	}
+	if p := b.get("/admin/integrations/keys/" + oldID + "/roll"); p.status != 200 || !strings.Contains(p.body, `name="grace"`) {
+		t.Fatalf("roll form: %d", p.status)
+	}
+	if p := b.get("/admin/integrations/keys/" + betaID + "/roll"); p.status != 404 {
+		t.Errorf("rolling another workspace's key: %d", p.status)
+	}
+	if p := b.post("/admin/integrations/keys/"+oldID+"/roll", url.Values{"grace": {"5y"}}); p.status != 400 {
+		t.Errorf("a grace period not in the list: %d", p.status)
+	}
+	roll := func(id, grace string) (string, string) {
+		p := b.post("/admin/integrations/keys/"+id+"/roll", url.Values{"grace": {grace}})
+		if p.status != http.StatusSeeOther || !strings.HasSuffix(p.location, "/created") {
+			t.Fatalf("roll: %d %s", p.status, p.location)
+		}
+		shown := b.get(p.location)
+		plaintext := keyPattern.FindString(shown.body)
+		if plaintext == "" || !strings.Contains(shown.body, "is rolled") {
+			t.Fatalf("the rolled key's page does not show the new key")
+		}
+		return plaintext[11:23], plaintext
+	}
+	newID, newKey := roll(oldID, "1h")
+	if e.apiStatus(t, newKey) != 200 || e.apiStatus(t, oldKey) != 200 {
+		t.Fatal("during the grace period both keys must work")
+	}
+	e.clock.mu.Lock()
+	e.clock.t = e.clock.t.Add(time.Hour)
+	e.clock.mu.Unlock()
+	if s := e.apiStatus(t, oldKey); s != 401 {
+		t.Errorf("the old key after the grace period: %d", s)
+	}
+	if e.apiStatus(t, newKey) != 200 {
+		t.Error("the new key stopped working")
+	}
+	if p := b.post("/admin/integrations/keys/"+oldID+"/roll", url.Values{"grace": {"0"}}); p.status != http.StatusConflict {
+		t.Errorf("rolling an expired key: %d", p.status)
+	}
+	_, newest := roll(newID, "0")
+	if s := e.apiStatus(t, newKey); s != 401 {
+		t.Errorf("a key rolled with no grace still works: %d", s)
+	}
+	if e.apiStatus(t, newest) != 200 {
+		t.Error("the replacement does not work")
+	}
+	audit, _ := e.db.ListAudit(context.Background(), "alpha", 20)
+	var actions []string
+	for _, ev := range audit {
+		actions = append(actions, ev.Action+":"+ev.Target)
+	}
+	for _, want := range []string{"key.rolled:" + oldID, "key.rolled:" + newID, "key.revoked:" + newID} {
+		if !strings.Contains(strings.Join(actions, " "), want) {
+			t.Errorf("audit log %v lacks %s", actions, want)
+		}
+	}
+}

@@ -145,6 +145,8 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/password", h.page(h.requireUser(h.passwordForm)))
 	mux.Handle("POST /admin/password", h.page(h.requireUser(h.changePassword)))
 	mux.Handle("GET /admin/usage", h.page(h.requireUser(h.workspaceUsage)))
+	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
+	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
@@ -233,7 +235,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)

@@ -100,6 +100,9 @@ type AccessStore interface {
 	// a key of another workspace is ENotFound. Revoking twice keeps the
 	// first time.
 	RevokeKey(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
+	// ExpireKeyBy makes the key expire at `at` at the latest (an earlier
+	// expiry stays). A key of another workspace is ENotFound.
+	ExpireKeyBy(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
 	// RevokedSince returns the ids of keys revoked at or after since.
 	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
 	// TouchKeys records last-used times in one write.

@@ -123,6 +123,19 @@ func (s *DB) RevokeKey(ctx context.Context, workspace, id string, at time.Time) 
 	return s.KeyByID(ctx, id)
 }
 
+// ExpireKeyBy implements assistant.AccessStore.
+func (s *DB) ExpireKeyBy(ctx context.Context, workspace, id string, at time.Time) (assistant.APIKey, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET expires_at = MIN(COALESCE(expires_at, ?), ?) WHERE id = ? AND workspace = ?`,
+		ms(at), ms(at), id, workspace)
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return assistant.APIKey{}, assistant.Errorf(assistant.ENotFound, "no key with id %s", id)
+	}
+	return s.KeyByID(ctx, id)
+}
+
 // RevokedSince implements assistant.AccessStore.
 func (s *DB) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM api_keys WHERE revoked_at >= ?`, ms(since))
