@@ -44,13 +44,36 @@ try {
   });
   assert.notEqual((await call(key)).status, 401, "the new key is accepted");
 
-  // Revoke with confirmation.
+  // The key table at a phone's width and a laptop's (issue 14): at 390 px
+  // the rows stack as cards and the first row's Revoke stays on screen; at
+  // 1280 px the actions cell is a normal table cell (row borders intact).
   await page.goto(base + "/admin/integrations");
+  await page.setViewportSize({ width: 390, height: 844 });
+  const firstRevoke = page.locator("table.keys tbody tr:first-child a.danger");
+  const box = await firstRevoke.boundingBox();
+  assert.ok(box, "the first row has a Revoke button");
+  assert.ok(box.x >= 0 && box.x + box.width <= 390, `Revoke is within the 390 px viewport (x ${box.x}, width ${box.width})`);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    "no horizontal overflow at 390 px");
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-390.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  assert.equal(await page.locator("table.keys td.actions").first().evaluate((td) => getComputedStyle(td).display),
+    "table-cell", "the actions cell is a table cell at 1280 px");
+  const wide = await firstRevoke.boundingBox();
+  assert.ok(wide && wide.x + wide.width <= 1280, "Revoke is within the 1280 px viewport");
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-1280.png"), fullPage: true });
+
+  // Revoke with confirmation.
   await page.click(`tr[data-key-id="${keyID}"] a.danger`);
   await page.waitForURL(`**/keys/${keyID}/revoke`);
   await Promise.all([page.waitForURL("**/admin/integrations"), page.click("button.danger")]);
   assert.match(await page.textContent(`tr[data-key-id="${keyID}"]`), /revoked/);
   if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+
+  // The audit log, linked from the nav, shows the revocation first.
+  await Promise.all([page.waitForURL("**/admin/audit"), page.click('nav.main-nav a[href="/admin/audit"]')]);
+  assert.match(await page.textContent("#audit-log tbody tr:first-child"), /key\.revoked/);
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-audit.png"), fullPage: true });
 
   const after = await call(key);
   assert.equal(after.status, 401, "the revoked key gets 401 on /api/v1/chat");

@@ -150,6 +150,12 @@ func (h *Handler) Routes() (http.Handler, error) {
 	}
 	mux.Handle("GET /admin/playground", h.page(h.requireUser(h.playground)))
 	mux.HandleFunc("POST "+playgroundChatPath, h.playgroundChat)
+	mux.Handle("GET /admin/audit", h.page(h.requireUser(h.auditLog)))
+	mux.Handle("GET /admin/password", h.page(h.requireUser(h.passwordForm)))
+	mux.Handle("POST /admin/password", h.page(h.requireUser(h.changePassword)))
+	mux.Handle("GET /admin/usage", h.page(h.requireUser(h.workspaceUsage)))
+	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
+	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
@@ -238,7 +244,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)

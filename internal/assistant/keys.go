@@ -100,6 +100,9 @@ type AccessStore interface {
 	// a key of another workspace is ENotFound. Revoking twice keeps the
 	// first time.
 	RevokeKey(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
+	// ExpireKeyBy makes the key expire at `at` at the latest (an earlier
+	// expiry stays). A key of another workspace is ENotFound.
+	ExpireKeyBy(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
 	// RevokedSince returns the ids of keys revoked at or after since.
 	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
 	// TouchKeys records last-used times in one write.
@@ -109,6 +112,9 @@ type AccessStore interface {
 	CreateUser(ctx context.Context, u User) (User, error)
 	// UserByEmail returns the user with that email (ENotFound if none).
 	UserByEmail(ctx context.Context, email string) (User, error)
+	// SetPasswordHash replaces the password hash of the user with that
+	// email (ENotFound if none).
+	SetPasswordHash(ctx context.Context, email, hash string) error
 	// CountUsers counts admin users across workspaces.
 	CountUsers(ctx context.Context) (int, error)
 
@@ -116,6 +122,9 @@ type AccessStore interface {
 	RecordAudit(ctx context.Context, e AuditEvent) error
 	// ListAudit returns the workspace's latest audit events, newest first.
 	ListAudit(ctx context.Context, workspace string, limit int) ([]AuditEvent, error)
+	// ListAuditPage returns up to limit of the workspace's audit events,
+	// newest first, after skipping the offset newest.
+	ListAuditPage(ctx context.Context, workspace string, offset, limit int) ([]AuditEvent, error)
 
 	// RecordUsage stores one usage row.
 	RecordUsage(ctx context.Context, u UsageRecord) error
@@ -126,6 +135,8 @@ type AccessStore interface {
 	// UsageByDay aggregates a key's usage from since on, by day, status
 	// class and source, ordered by day, class and source.
 	UsageByDay(ctx context.Context, workspace, keyID string, since time.Time) ([]UsageDay, error)
+	// WorkspaceUsageByDay is UsageByDay over all the workspace's keys.
+	WorkspaceUsageByDay(ctx context.Context, workspace string, since time.Time) ([]UsageDay, error)
 
 	// SetSetupToken replaces the one-time first-admin setup token (its
 	// SHA-256) and its expiry; ConsumeSetupToken checks and deletes it,

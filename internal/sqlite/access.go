@@ -123,6 +123,19 @@ func (s *DB) RevokeKey(ctx context.Context, workspace, id string, at time.Time) 
 	return s.KeyByID(ctx, id)
 }
 
+// ExpireKeyBy implements assistant.AccessStore.
+func (s *DB) ExpireKeyBy(ctx context.Context, workspace, id string, at time.Time) (assistant.APIKey, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET expires_at = MIN(COALESCE(expires_at, ?), ?) WHERE id = ? AND workspace = ?`,
+		ms(at), ms(at), id, workspace)
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return assistant.APIKey{}, assistant.Errorf(assistant.ENotFound, "no key with id %s", id)
+	}
+	return s.KeyByID(ctx, id)
+}
+
 // RevokedSince implements assistant.AccessStore.
 func (s *DB) RevokedSince(ctx context.Context, since time.Time) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM api_keys WHERE revoked_at >= ?`, ms(since))
@@ -189,6 +202,21 @@ func (s *DB) UserByEmail(ctx context.Context, email string) (assistant.User, err
 	return u, err
 }
 
+// SetPasswordHash implements assistant.AccessStore.
+func (s *DB) SetPasswordHash(ctx context.Context, email, hash string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE email = ?`, hash, email)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err != nil {
+			return err
+		}
+		return assistant.Errorf(assistant.ENotFound, "no user with that email")
+	}
+	return nil
+}
+
 // CountUsers implements assistant.AccessStore.
 func (s *DB) CountUsers(ctx context.Context) (int, error) {
 	var n int
@@ -205,8 +233,13 @@ func (s *DB) RecordAudit(ctx context.Context, e assistant.AuditEvent) error {
 
 // ListAudit implements assistant.AccessStore.
 func (s *DB) ListAudit(ctx context.Context, workspace string, limit int) ([]assistant.AuditEvent, error) {
+	return s.ListAuditPage(ctx, workspace, 0, limit)
+}
+
+// ListAuditPage implements assistant.AccessStore.
+func (s *DB) ListAuditPage(ctx context.Context, workspace string, offset, limit int) ([]assistant.AuditEvent, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT at, workspace, actor, action, target, ip, detail FROM audit_log
-		WHERE workspace = ? ORDER BY at DESC, id DESC LIMIT ?`, workspace, limit)
+		WHERE workspace = ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`, workspace, limit, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +271,27 @@ func (s *DB) UsageByDay(ctx context.Context, workspace, keyID string, since time
 			(status / 100) || 'xx' AS class, source, COUNT(*)
 		FROM usage WHERE workspace = ? AND key_id = ? AND at >= ?
 		GROUP BY day, class, source ORDER BY day, class, source`, workspace, keyID, ms(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []assistant.UsageDay
+	for rows.Next() {
+		var d assistant.UsageDay
+		if err := rows.Scan(&d.Day, &d.StatusClass, &d.Source, &d.Requests); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// WorkspaceUsageByDay implements assistant.AccessStore.
+func (s *DB) WorkspaceUsageByDay(ctx context.Context, workspace string, since time.Time) ([]assistant.UsageDay, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT strftime('%Y-%m-%d', at / 1000, 'unixepoch') AS day,
+			(status / 100) || 'xx' AS class, source, COUNT(*)
+		FROM usage WHERE workspace = ? AND at >= ?
+		GROUP BY day, class, source ORDER BY day, class, source`, workspace, ms(since))
 	if err != nil {
 		return nil, err
 	}
