@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,17 @@ func screenshotPath(t *testing.T, name string) string {
 func TestBrowserAdminKeys(t *testing.T) {
 	node, script := browserPrerequisites(t, "admin.spec.mjs")
 	base, stdout, _ := startServerOutput(t, nil)
+	link := setupLink(t, stdout)
+	out, err := exec.Command(node, script, base, link, screenshotPath(t, "admin.png")).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+}
+
+// setupLink waits for the one-time admin setup link that serve prints.
+func setupLink(t *testing.T, stdout fmt.Stringer) string {
+	t.Helper()
 	setup := regexp.MustCompile(`http://\S+/admin/setup\?token=[0-9A-Za-z]+`)
 	var link string
 	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -75,11 +87,7 @@ func TestBrowserAdminKeys(t *testing.T) {
 	if link == "" {
 		t.Fatalf("serve printed no setup link:\n%s", stdout)
 	}
-	out, err := exec.Command(node, script, base, link, screenshotPath(t, "admin.png")).CombinedOutput()
-	t.Logf("%s", out)
-	if err != nil {
-		t.Fatalf("browser test failed: %v", err)
-	}
+	return link
 }
 
 // TestBrowserCitationsComponent loads the <assistant-citations> web
@@ -102,14 +110,7 @@ func TestBrowserCitationsComponent(t *testing.T) {
 func TestBrowserAdminPlayground(t *testing.T) {
 	node, script := browserPrerequisites(t, "playground.spec.mjs")
 	base, stdout, _ := startServerOutput(t, nil)
-	setup := regexp.MustCompile(`http://\S+/admin/setup\?token=[0-9A-Za-z]+`)
-	var link string
-	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		link = setup.FindString(stdout.String())
-	}
-	if link == "" {
-		t.Fatalf("serve printed no setup link:\n%s", stdout)
-	}
+	link := setupLink(t, stdout)
 	out, err := exec.Command(node, script, base, link, screenshotPath(t, "playground.png")).CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
