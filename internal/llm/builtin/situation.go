@@ -195,6 +195,7 @@ func (t turn) symptom() string {
 type sentence struct {
 	entity tooling.EntityResult
 	text   string
+	terms  map[string]bool // the stems of text
 	kind   string // idea, when, summary, pitfall
 	score  float64
 	strong bool // shares at least minOverlap with the question
@@ -236,6 +237,26 @@ type picker struct {
 	avoid map[string]bool
 	// cited counts the sentences taken from each entity so far.
 	cited map[string]int
+	// analysed keeps each entity's sentences with their stems, so the
+	// sections of one answer analyse an entity once.
+	analysed map[string][]sentence
+}
+
+// sentencesOf returns the entity's sentences with their stems, analysed
+// once per answer.
+func (p *picker) sentencesOf(e tooling.EntityResult) []sentence {
+	if list, ok := p.analysed[e.Token]; ok {
+		return list
+	}
+	list := sentences(e)
+	for i := range list {
+		list[i].terms = textproc.TermSet(list[i].text)
+	}
+	if p.analysed == nil {
+		p.analysed = map[string][]sentence{}
+	}
+	p.analysed[e.Token] = list
+	return list
 }
 
 func (t turn) newPicker() *picker {
@@ -276,7 +297,7 @@ func normalise(s string) string {
 func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) []sentence {
 	var cands []sentence
 	for _, e := range entities {
-		for _, s := range sentences(e) {
+		for _, s := range p.sentencesOf(e) {
 			if len(kinds) > 0 && !slices.Contains(kinds, s.kind) {
 				continue
 			}
@@ -284,7 +305,7 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 			if p.used[key] || p.usedInPrevious(key) {
 				continue
 			}
-			terms := textproc.TermSet(s.text)
+			terms := s.terms
 			overlap, avoided := 0.0, 0
 			for term := range terms {
 				overlap += p.terms[term]
