@@ -196,7 +196,7 @@ type sentence struct {
 	entity tooling.EntityResult
 	text   string
 	terms  map[string]bool // the stems of text
-	kind   string // idea, when, summary, pitfall
+	kind   string          // idea, when, summary, pitfall
 	score  float64
 	strong bool // shares at least minOverlap with the question
 	order  int
