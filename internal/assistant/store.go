@@ -26,6 +26,12 @@ type KnowledgeStore interface {
 
 	// KnowledgeStats counts the entities by type.
 	KnowledgeStats(ctx context.Context) (KnowledgeStats, error)
+
+	// KnowledgeVersion returns a number that changes whenever any entity is
+	// inserted, updated or deleted, by any process sharing the store. It is
+	// cheap (one indexed read), so in-memory views of the knowledge base
+	// can check it often and rebuild only when it moved.
+	KnowledgeVersion(ctx context.Context) (int64, error)
 }
 
 // KnowledgeImporter adds entities from outside the embedded corpus

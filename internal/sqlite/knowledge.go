@@ -315,3 +315,11 @@ func (s *DB) KnowledgeStats(ctx context.Context) (assistant.KnowledgeStats, erro
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// KnowledgeVersion implements assistant.KnowledgeStore: triggers on the
+// entities table bump the counter in the same transaction as the change.
+func (s *DB) KnowledgeVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, `SELECT version FROM knowledge_version WHERE id = 1`).Scan(&v)
+	return v, err
+}

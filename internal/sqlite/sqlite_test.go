@@ -126,3 +126,39 @@ func TestCitationsCountOncePerResponse(t *testing.T) {
 		t.Errorf("event at since was not counted")
 	}
 }
+
+func TestKnowledgeVersionMovesOnlyWithTheEntities(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v.db")
+	db := open(t, path)
+	version := func() int64 {
+		t.Helper()
+		v, err := db.KnowledgeVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v0 := version()
+	if _, err := db.SyncEntities(ctx, assistant.OriginEmbedded, []assistant.Entity{entity("one", "One")}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := version()
+	if v1 == v0 {
+		t.Fatal("an insert did not move the version")
+	}
+	if _, err := db.SyncEntities(ctx, assistant.OriginEmbedded, []assistant.Entity{entity("one", "One")}); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != v1 {
+		t.Fatalf("a sync that changed nothing moved the version from %d to %d", v1, v)
+	}
+	// Another process writing the same file is seen too.
+	other := open(t, path)
+	if _, err := other.ImportEntities(ctx, []assistant.Entity{entity("two", "Two")}); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v == v1 {
+		t.Fatal("an import through another handle did not move the version")
+	}
+}
