@@ -38,6 +38,8 @@ var (
 	_ assistant.CitationStore     = (*DB)(nil)
 	_ assistant.Pinger            = (*DB)(nil)
 	_ assistant.AccessStore       = (*DB)(nil)
+	_ assistant.Exporter          = (*DB)(nil)
+	_ assistant.Loader            = (*DB)(nil)
 )
 
 // Open opens (creating if needed) the database file at path and applies the
