@@ -55,7 +55,7 @@ var Settings = []Setting{
 	{Env: "ASSISTANT_DATA_DIR", Flag: "data-dir", Default: "./data", Help: "directory of the SQLite database and other local state",
 		apply: func(c *Config, v string) error { c.DataDir = v; return nil }},
 	{Env: "ASSISTANT_DATABASE_URL", Flag: "database-url", Default: "", Secret: true,
-		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; postgres:// selects PostgreSQL",
+		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; a postgres:// URL selects PostgreSQL",
 		apply: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
 	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true, NotYet: "the scale-out issue (PostgreSQL and Redis)",
 		Help:  "Redis for shared rate limits and caches across instances; empty keeps them in process",
@@ -179,8 +179,10 @@ func (c *Config) validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("ASSISTANT_DATA_DIR must not be empty"))
 	}
-	if _, err := c.SQLitePath(); err != nil {
-		errs = append(errs, err)
+	if !c.UsesPostgres() {
+		if _, err := c.SQLitePath(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	switch c.LLMProvider {
 	case "builtin":
@@ -205,9 +207,11 @@ func (c *Config) validate() error {
 	return errors.Join(errs...)
 }
 
-// ErrPostgresNotBuilt refuses a postgres:// ASSISTANT_DATABASE_URL until the
-// PostgreSQL store exists.
-var ErrPostgresNotBuilt = errors.New("ASSISTANT_DATABASE_URL selects PostgreSQL, which is not built yet (it arrives with the scale-out issue); unset it to use SQLite")
+// UsesPostgres reports whether ASSISTANT_DATABASE_URL selects PostgreSQL
+// (postgres:// or postgresql://).
+func (c *Config) UsesPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
 
 // SQLitePath returns the SQLite database file the configuration selects.
 func (c *Config) SQLitePath() (string, error) {
@@ -215,8 +219,8 @@ func (c *Config) SQLitePath() (string, error) {
 	switch {
 	case u == "":
 		return filepath.Join(c.DataDir, "assistant.db"), nil
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
-		return "", ErrPostgresNotBuilt
+	case c.UsesPostgres():
+		return "", fmt.Errorf("ASSISTANT_DATABASE_URL selects PostgreSQL, not a SQLite file: %s", maskURL(u))
 	case strings.HasPrefix(u, "sqlite://"):
 		return strings.TrimPrefix(u, "sqlite://"), nil
 	case strings.HasPrefix(u, "file:"):

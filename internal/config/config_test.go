@@ -45,7 +45,7 @@ func TestFlagsOverrideEnv(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	cases := map[string]map[string]string{
-		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "postgres://u:secretpw@db/x"},
+		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "mysql://u:secretpw@db/x"},
 		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "redis://localhost:6379"},
 		"ASSISTANT_LLM_MODEL":         {"ASSISTANT_LLM_PROVIDER": "openai"},
 		"ASSISTANT_LLM_API_KEY":       {"ASSISTANT_LLM_API_KEY": "sk-secret"},

@@ -82,7 +82,7 @@ func (s *DB) ListKeys(ctx context.Context, workspace string) ([]assistant.APIKey
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (assistant.APIKey, error) { return scanKey(r) })
+	return collectRows(rows, func(r pgx.CollectableRow) (assistant.APIKey, error) { return scanKey(r) })
 }
 
 // RevokeKey implements assistant.AccessStore.
@@ -103,7 +103,7 @@ func (s *DB) RevokedSince(ctx context.Context, since time.Time) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	return collectRows(rows, pgx.RowTo[string])
 }
 
 // TouchKeys implements assistant.AccessStore.
@@ -197,7 +197,7 @@ func (s *DB) ListAuditPage(ctx context.Context, workspace string, offset, limit 
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanAudit)
+	return collectRows(rows, scanAudit)
 }
 
 // noLimit turns a negative limit into NULL, which is LIMIT ALL.
@@ -246,7 +246,7 @@ func (s *DB) usage(ctx context.Context, where string, args ...any) ([]assistant.
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (assistant.UsageDay, error) {
+	return collectRows(rows, func(r pgx.CollectableRow) (assistant.UsageDay, error) {
 		var d assistant.UsageDay
 		err := r.Scan(&d.Day, &d.StatusClass, &d.Source, &d.Requests)
 		return d, err
@@ -293,4 +293,14 @@ func (s *DB) CheckSetupToken(ctx context.Context, hash [32]byte, now time.Time) 
 // fromMillis turns a stored latency in milliseconds back into a duration.
 func fromMillis(v float64) time.Duration {
 	return time.Duration(math.Round(v * float64(time.Millisecond)))
+}
+
+// collectRows is pgx.CollectRows returning nil rather than an empty slice
+// when there are no rows, as the SQLite store does.
+func collectRows[T any](rows pgx.Rows, fn pgx.RowToFunc[T]) ([]T, error) {
+	out, err := pgx.CollectRows(rows, fn)
+	if len(out) == 0 {
+		return nil, err
+	}
+	return out, err
 }
