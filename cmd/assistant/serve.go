@@ -86,7 +86,7 @@ func serve(ctx context.Context, e env, args []string) error {
 
 	srv := &api.Server{
 		Knowledge:      db,
-		Retriever:      db,
+		Retriever:      db.retriever,
 		Citations:      db,
 		Ready:          db,
 		Catalog:        diagnoser.Catalog(),
@@ -150,7 +150,7 @@ func serve(ctx context.Context, e env, args []string) error {
 // newChatService wires the chat turn: the configured model provider, the
 // store as knowledge and retriever, the diagnosis, the personas and the
 // verifier (newVerifier), which POST /api/v1/verify shares.
-func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now fun
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d),
+		Provider: provider, Knowledge: db, Retriever: db.retriever, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

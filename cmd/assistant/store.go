@@ -10,6 +10,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
@@ -19,7 +20,6 @@ import (
 type store interface {
 	assistant.KnowledgeStore
 	assistant.KnowledgeImporter
-	assistant.Retriever
 	assistant.CitationStore
 	assistant.AccessStore
 	assistant.Pinger
@@ -28,10 +28,14 @@ type store interface {
 	Close() error
 }
 
-// backend is an opened store with what serve needs beside it: the admin
-// sessions kept in the same database.
+// backend is an opened store with what serve needs beside it: the
+// retriever that ranks its entities and the admin sessions kept in the
+// same database.
 type backend struct {
 	store
+	// retriever is the shared in-memory index over the store's entities
+	// (internal/retrieval), which every store ranks through alike.
+	retriever *retrieval.Index
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
@@ -54,7 +58,7 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	return &backend{store: db, sessions: func() (scs.Store, func()) {
+	return &backend{store: db, retriever: retrieval.NewIndex(db), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil

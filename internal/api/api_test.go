@@ -22,6 +22,7 @@ import (
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -70,7 +71,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 	}
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
-		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
+		Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),

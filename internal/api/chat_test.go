@@ -14,6 +14,7 @@ import (
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -25,7 +26,7 @@ func newChatService(t *testing.T, db *sqlite.DB, d *diagnose.Diagnoser, now func
 		t.Fatal(err)
 	}
 	n := 0
-	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Checker: verify.New(),
+	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(d),
 		Personas:  personas, Now: now, NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 }
