@@ -10,7 +10,6 @@
 package retrieval
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -158,27 +157,33 @@ func saturate(score float64) float64 {
 }
 
 // Snapshot is an immutable index of one version of the knowledge base.
+//
+// Everything a query needs that does not depend on the query is computed
+// when the snapshot is built: each posting carries its entity's BM25
+// term-frequency component (field-weighted count, length-normalised,
+// saturated), and the vocabulary's phrases are matched ahead of time, so a
+// search only adds idf × component along the posting lists of its terms.
 type Snapshot struct {
 	// Version is the store's knowledge version the snapshot was built from.
 	Version int64
 
-	docs   []doc
-	terms  map[string]uint32 // stem -> term id
-	posts  [][]posting       // by term id, docs ascending
-	avgLen float64
+	docs  []doc
+	terms map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
+	posts [][]posting       // by term id, docs ascending
+	idf   []float64         // by term id
+
+	accumulators sync.Pool // *accumulator, sized for len(docs)
 }
 
 type doc struct {
 	entity assistant.Entity
 	token  string
-	length int                 // words in all searched fields
-	fields [numFields][]uint32 // term ids in order, for phrases
 }
 
-// posting is one document's occurrences of a term, counted per field.
+// posting is one entity's BM25 term-frequency component for a term.
 type posting struct {
 	doc uint32
-	tf  [numFields]uint16
+	tf  float64
 }
 
 // Build indexes entities as the snapshot of version.
@@ -186,10 +191,62 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 	s := &Snapshot{Version: version, terms: map[string]uint32{}, docs: make([]doc, len(entities))}
 	sorted := slices.Clone(entities)
 	slices.SortFunc(sorted, func(a, b assistant.Entity) int { return strings.Compare(a.Token().String(), b.Token().String()) })
+
+	// Words are stemmed once per distinct word, not once per occurrence.
+	wordIDs := map[string]uint32{}
+	termOf := func(word string) uint32 {
+		if id, ok := wordIDs[word]; ok {
+			return id
+		}
+		st := porterstemmer.StemString(word)
+		id, ok := s.terms[st]
+		if !ok {
+			id = s.newTerm(st)
+		}
+		wordIDs[word] = id
+		return id
+	}
+
+	// The vocabulary's phrases, as runs of term ids, by their first term,
+	// so that each position of a field is checked against the few phrases
+	// that can start there.
+	type phrase struct {
+		id    uint32
+		words []uint32
+	}
+	phrasesByFirst := map[uint32][]phrase{}
+	for _, p := range knowledge.DefaultVocabulary().Phrases() {
+		ws := textproc.Words(p)
+		if len(ws) < 2 {
+			continue
+		}
+		ids := make([]uint32, len(ws))
+		stems := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = termOf(w)
+			stems[i] = porterstemmer.StemString(w)
+		}
+		key := strings.Join(stems, " ")
+		if _, ok := s.terms[key]; ok {
+			continue
+		}
+		phrasesByFirst[ids[0]] = append(phrasesByFirst[ids[0]], phrase{s.newTerm(key), ids})
+	}
+
+	// Pass 1: weighted counts per (entity, term), entity lengths and
+	// document frequencies.
+	type count struct {
+		term uint32
+		w    float64
+	}
+	perDoc := make([][]count, len(sorted))
+	lengths := make([]int, len(sorted))
+	var df []int
 	total := 0
+	slot := map[uint32]int{} // term -> index in this entity's counts, reset per entity
+	var ids []uint32         // the current field's term ids, reused
 	for i, e := range sorted {
-		d := &s.docs[i]
-		d.entity, d.token = e, e.Token().String()
+		s.docs[i] = doc{entity: e, token: e.Token().String()}
 		texts := [numFields]string{
 			fieldTitle:     e.Title,
 			fieldTags:      strings.Join(e.Tags, " "),
@@ -198,67 +255,119 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 			fieldSummary:   e.Summary,
 			fieldExtra:     strings.Join(append(slices.Clone(e.Pitfalls), e.Authors...), "\n"),
 		}
-		counts := map[uint32]*[numFields]uint16{}
-		var order []uint32
+		clear(slot)
+		var counts []count
+		add := func(id uint32, w float64) {
+			if j, ok := slot[id]; ok {
+				counts[j].w += w
+				return
+			}
+			slot[id] = len(counts)
+			counts = append(counts, count{id, w})
+		}
 		for f, text := range texts {
-			ws := indexWords(text)
-			d.fields[f] = make([]uint32, len(ws))
-			for j, w := range ws {
-				id, ok := s.terms[w]
-				if !ok {
-					id = uint32(len(s.posts))
-					s.terms[w] = id
-					s.posts = append(s.posts, nil)
-				}
-				d.fields[f][j] = id
-				c := counts[id]
-				if c == nil {
-					c = new([numFields]uint16)
-					counts[id] = c
-					order = append(order, id)
-				}
-				if c[f] < math.MaxUint16 {
-					c[f]++
+			ids = ids[:0]
+			for _, w := range textproc.Words(text) {
+				ids = append(ids, termOf(w))
+			}
+			for j, id := range ids {
+				add(id, fieldWeights[f])
+				for _, p := range phrasesByFirst[id] {
+					if j+len(p.words) <= len(ids) && slices.Equal(ids[j:j+len(p.words)], p.words) {
+						add(p.id, fieldWeights[f])
+					}
 				}
 			}
-			d.length += len(ws)
+			lengths[i] += len(ids)
 		}
-		for _, id := range order {
-			s.posts[id] = append(s.posts[id], posting{doc: uint32(i), tf: *counts[id]})
+		perDoc[i] = counts
+		total += lengths[i]
+		for len(df) < len(s.posts) {
+			df = append(df, 0)
 		}
-		total += d.length
+		for _, c := range counts {
+			df[c.term]++
+		}
 	}
-	if len(s.docs) > 0 {
-		s.avgLen = float64(total) / float64(len(s.docs))
+
+	// Pass 2: postings with the length-normalised component, and idf.
+	for id := range s.posts {
+		if id < len(df) && df[id] > 0 {
+			s.posts[id] = make([]posting, 0, df[id])
+		}
 	}
+	avg := 1.0
+	if len(sorted) > 0 && total > 0 {
+		avg = float64(total) / float64(len(sorted))
+	}
+	for i, counts := range perDoc {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
+		for _, c := range counts {
+			s.posts[c.term] = append(s.posts[c.term], posting{doc: uint32(i), tf: c.w * (bm25K1 + 1) / (c.w + norm)})
+		}
+		perDoc[i] = nil
+	}
+	n := float64(len(sorted))
+	s.idf = make([]float64, len(s.posts))
+	for id, list := range s.posts {
+		idf := math.Log((n - float64(len(list)) + 0.5) / (float64(len(list)) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		s.idf[id] = idf
+	}
+	size := len(s.docs)
+	s.accumulators.New = func() any { return newAccumulator(size) }
 	return s
 }
 
-// indexWords splits and stems text as queries are: the shared word
-// splitter, stop words kept (they count in a field's length and in
-// phrases), and the original Porter stemmer. Porter rather than the
-// Snowball stemmer the rest of the service uses, because it conflates
-// less ("try" and "tried" stay apart), which measured better on the
-// retrieval dev sets and keeps the ranking the SQLite full-text index
-// gave before ranking moved here.
-func indexWords(text string) []string {
-	ws := textproc.Words(text)
+func (s *Snapshot) newTerm(key string) uint32 {
+	id := uint32(len(s.posts))
+	s.terms[key] = id
+	s.posts = append(s.posts, nil)
+	return id
+}
+
+// queryKey is the index key of a query term: its words stemmed with the
+// original Porter stemmer and joined by spaces. Porter rather than the
+// Snowball stemmer the rest of the service uses, because it conflates less
+// ("try" and "tried" stay apart), which measured better on the retrieval
+// dev sets and keeps the ranking the SQLite full-text index gave before
+// ranking moved here. Entity text is split with the same word splitter
+// (textproc.Words), stop words kept: they count in a field's length and
+// in phrases.
+func queryKey(term string) string {
+	ws := textproc.Words(term)
 	for i, w := range ws {
 		ws[i] = porterstemmer.StemString(w)
 	}
-	return ws
+	return strings.Join(ws, " ")
 }
 
 // Len is the number of entities in the snapshot.
 func (s *Snapshot) Len() int { return len(s.docs) }
 
+// accumulator sums scores per entity without a map: a dense array and the
+// list of entities touched, so that resetting costs what was used.
+type accumulator struct {
+	class, total     []float64
+	classSeen, seen  []bool
+	classHit, totHit []uint32
+}
+
+func newAccumulator(n int) *accumulator {
+	return &accumulator{class: make([]float64, n), total: make([]float64, n), classSeen: make([]bool, n), seen: make([]bool, n)}
+}
+
 // Search ranks the snapshot's entities for q. The query is analysed by the
 // knowledge package (knowledge.Vocabulary): its own words, plus synonyms
 // and business associations at lower weights. Each weight class is scored
-// with field-weighted BM25 over all entities; the classes of added terms
-// are saturated (see expansionCeiling), and an entity's score is the
-// weighted sum of its class scores. Ties break by token. A query with no
-// searchable words returns no results.
+// with field-weighted BM25 over all entities (per term, its inverse
+// document frequency times the entity's saturated, length-normalised,
+// field-weighted count of it); the classes of added terms are saturated
+// (see expansionCeiling), and an entity's score is the weighted sum of its
+// class scores. Ties break by token. A query with no searchable words
+// returns no results.
 func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 	terms := knowledge.DefaultVocabulary().Analyze(q.Text)
 	if len(terms) == 0 || len(s.docs) == 0 {
@@ -276,108 +385,101 @@ func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 		}
 		classes[t.Weight] = append(classes[t.Weight], t.Text)
 	}
-	scores := map[uint32]float64{}
+
+	acc := s.accumulators.Get().(*accumulator)
+	defer s.release(acc)
 	for _, w := range weights {
-		for d, score := range s.bm25(classes[w]) {
+		for _, text := range classes[w] {
+			id, ok := s.terms[queryKey(text)]
+			if !ok {
+				continue
+			}
+			idf := s.idf[id]
+			for _, p := range s.posts[id] {
+				if !acc.classSeen[p.doc] {
+					acc.classSeen[p.doc] = true
+					acc.classHit = append(acc.classHit, p.doc)
+				}
+				acc.class[p.doc] += idf * p.tf
+			}
+		}
+		for _, d := range acc.classHit {
+			score := acc.class[d]
 			if w < knowledge.WeightOriginal {
 				score = saturate(score)
 			}
-			scores[d] += w * score
+			if !acc.seen[d] {
+				acc.seen[d] = true
+				acc.totHit = append(acc.totHit, d)
+			}
+			acc.total[d] += w * score
+			acc.class[d], acc.classSeen[d] = 0, false
+		}
+		acc.classHit = acc.classHit[:0]
+	}
+
+	// The best `limit` by score, then by token (entities are in token
+	// order), kept in a small heap: the worst of the best at the root.
+	better := func(a, b uint32) bool {
+		if acc.total[a] != acc.total[b] {
+			return acc.total[a] > acc.total[b]
+		}
+		return a < b
+	}
+	top := make([]uint32, 0, limit)
+	for _, d := range acc.totHit {
+		if q.Type != "" && s.docs[d].entity.Type != q.Type {
+			continue
+		}
+		if len(top) < limit {
+			top = append(top, d)
+			for i := len(top) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !better(top[parent], top[i]) {
+					break
+				}
+				top[parent], top[i] = top[i], top[parent]
+				i = parent
+			}
+			continue
+		}
+		if !better(d, top[0]) {
+			continue
+		}
+		top[0] = d
+		for i := 0; ; {
+			worst, l, r := i, 2*i+1, 2*i+2
+			if l < len(top) && better(top[worst], top[l]) {
+				worst = l
+			}
+			if r < len(top) && better(top[worst], top[r]) {
+				worst = r
+			}
+			if worst == i {
+				break
+			}
+			top[i], top[worst] = top[worst], top[i]
+			i = worst
 		}
 	}
-	ranked := make([]uint32, 0, len(scores))
-	for d := range scores {
-		if q.Type == "" || s.docs[d].entity.Type == q.Type {
-			ranked = append(ranked, d)
+	slices.SortFunc(top, func(a, b uint32) int {
+		if better(a, b) {
+			return -1
 		}
-	}
-	slices.SortFunc(ranked, func(a, b uint32) int {
-		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b) // docs are in token order
+		return 1
 	})
-	ranked = ranked[:min(limit, len(ranked))]
-	out := make([]assistant.SearchResult, len(ranked))
-	for i, d := range ranked {
-		out[i] = assistant.SearchResult{Entity: s.docs[d].entity, Score: scores[d]}
+	out := make([]assistant.SearchResult, len(top))
+	for i, d := range top {
+		out[i] = assistant.SearchResult{Entity: s.docs[d].entity, Score: acc.total[d]}
 	}
 	return out
 }
 
-// bm25 scores every entity that contains at least one of the phrases
-// (words or runs of words): per phrase, its inverse document frequency
-// times a saturated, length-normalised count of its occurrences, each
-// weighted by the field it occurs in.
-func (s *Snapshot) bm25(phrases []string) map[uint32]float64 {
-	n := float64(len(s.docs))
-	scores := map[uint32]float64{}
-	for _, p := range phrases {
-		hits := s.phraseHits(p)
-		if len(hits) == 0 {
-			continue
-		}
-		idf := math.Log((n - float64(len(hits)) + 0.5) / (float64(len(hits)) + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
-		for d, tf := range hits {
-			norm := bm25K1 * (1 - bm25B + bm25B*float64(s.docs[d].length)/s.avgLen)
-			scores[d] += idf * tf * (bm25K1 + 1) / (tf + norm)
-		}
+// release clears what the search used and returns the accumulator.
+func (s *Snapshot) release(acc *accumulator) {
+	for _, d := range acc.totHit {
+		acc.total[d], acc.seen[d] = 0, false
 	}
-	return scores
-}
-
-// phraseHits returns, for each entity containing the phrase, its
-// field-weighted occurrence count.
-func (s *Snapshot) phraseHits(phrase string) map[uint32]float64 {
-	words := indexWords(phrase)
-	if len(words) == 0 {
-		return nil
-	}
-	ids := make([]uint32, len(words))
-	for i, w := range words {
-		id, ok := s.terms[w]
-		if !ok {
-			return nil
-		}
-		ids[i] = id
-	}
-	hits := map[uint32]float64{}
-	if len(ids) == 1 {
-		for _, p := range s.posts[ids[0]] {
-			var w float64
-			for f, c := range p.tf {
-				w += fieldWeights[f] * float64(c)
-			}
-			hits[p.doc] = w
-		}
-		return hits
-	}
-	// A phrase: the documents holding its rarest word, checked for the
-	// whole run of words in each field.
-	rarest := ids[0]
-	for _, id := range ids[1:] {
-		if len(s.posts[id]) < len(s.posts[rarest]) {
-			rarest = id
-		}
-	}
-	for _, p := range s.posts[rarest] {
-		var w float64
-		for f, seq := range s.docs[p.doc].fields {
-			if p.tf[f] == 0 {
-				continue
-			}
-			for i := 0; i+len(ids) <= len(seq); i++ {
-				if slices.Equal(seq[i:i+len(ids)], ids) {
-					w += fieldWeights[f]
-				}
-			}
-		}
-		if w > 0 {
-			hits[p.doc] = w
-		}
-	}
-	return hits
+	acc.totHit = acc.totHit[:0]
+	s.accumulators.Put(acc)
 }
