@@ -103,8 +103,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		Admin:          adminHandler,
 		Chat:           chatService,
 		Verifier:       chatService.Checker,
-		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, time.Minute, e.now),
+		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, cfg.ChatRateWindow, e.now),
 		ChatRateLimit:  cfg.ChatRateLimit,
+		ChatRateWindow: cfg.ChatRateWindow,
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
