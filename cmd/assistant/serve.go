@@ -85,7 +85,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	srv := &api.Server{
-		Knowledge:      db,
+		Knowledge:      db.reader,
 		Retriever:      db.retriever,
 		Citations:      db,
 		Ready:          db,
@@ -161,7 +161,7 @@ func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now 
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db.retriever, Diagnoser: chat.NewDiagnosisAdapter(d),
+		Provider: provider, Knowledge: db.reader, Retriever: db.retriever, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

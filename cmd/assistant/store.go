@@ -36,6 +36,9 @@ type backend struct {
 	// retriever is the shared in-memory index over the store's entities
 	// (internal/retrieval), which every store ranks through alike.
 	retriever *retrieval.Index
+	// reader answers knowledge reads (cards, stats) from the retriever's
+	// snapshot, in memory; writes go to the store.
+	reader retrieval.Reader
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
@@ -58,7 +61,8 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	return &backend{store: db, retriever: retrieval.NewIndex(db), sessions: func() (scs.Store, func()) {
+	ix := retrieval.NewIndex(db)
+	return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil

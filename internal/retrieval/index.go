@@ -167,8 +167,10 @@ type Snapshot struct {
 	// Version is the store's knowledge version the snapshot was built from.
 	Version int64
 
-	docs  []doc
-	terms map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
+	docs    []doc
+	byToken map[assistant.Token]uint32
+	stats   assistant.KnowledgeStats
+	terms   map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
 	posts [][]posting       // by term id, docs ascending
 	idf   []float64         // by term id
 
@@ -245,8 +247,19 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 	total := 0
 	slot := map[uint32]int{} // term -> index in this entity's counts, reset per entity
 	var ids []uint32         // the current field's term ids, reused
+	s.byToken = make(map[assistant.Token]uint32, len(sorted))
 	for i, e := range sorted {
 		s.docs[i] = doc{entity: e, token: e.Token().String()}
+		s.byToken[e.Token()] = uint32(i)
+		s.stats.Total++
+		switch e.Type {
+		case assistant.Framework:
+			s.stats.Frameworks++
+		case assistant.Paper:
+			s.stats.Papers++
+		case assistant.Blog:
+			s.stats.Blogs++
+		}
 		texts := [numFields]string{
 			fieldTitle:     e.Title,
 			fieldTags:      strings.Join(e.Tags, " "),
