@@ -619,9 +619,21 @@ func TestDocsPage(t *testing.T) {
 	if strings.Contains(r.Body.String(), "://") {
 		t.Errorf("docs page loads something from another host")
 	}
+	if r.Header().Get("ETag") == "" || r.Header().Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=60" {
+		t.Errorf("docs page: ETag %q, Cache-Control %q", r.Header().Get("ETag"), r.Header().Get("Cache-Control"))
+	}
 	for _, asset := range []string{"init.js", "swagger-ui/swagger-ui-bundle.js", "swagger-ui/swagger-ui.css"} {
-		if r := f.do(t, "GET", "/api/assistant/docs/"+asset, ""); r.Code != 200 {
+		r := f.do(t, "GET", "/api/assistant/docs/"+asset, "")
+		if r.Code != 200 {
 			t.Errorf("%s: %d", asset, r.Code)
+		}
+		// The ETag was computed at start and is the hash of what is served.
+		if tag := r.Header().Get("ETag"); tag != api.StrongETag(r.Body.Bytes()) {
+			t.Errorf("%s: ETag %q is not the body's", asset, tag)
+		}
+		again := f.do(t, "GET", "/api/assistant/docs/"+asset, "", "If-None-Match", r.Header().Get("ETag"))
+		if again.Code != 304 || again.Body.Len() != 0 {
+			t.Errorf("%s with If-None-Match: %d, %d bytes", asset, again.Code, again.Body.Len())
 		}
 	}
 }
