@@ -100,8 +100,20 @@ func TestSubcommandsOnPostgres(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "postgresql title") {
 		t.Errorf("resolve of the imported entity: %d %s", resp.StatusCode, body)
 	}
+	resp, err = http.Get(base + "/api/assistant/v1/search?q=postgresql&limit=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "pg-import") {
+		t.Errorf("search for the imported entity: %d %s", resp.StatusCode, body)
+	}
 	if status := callVerify(t, base, key); status != 200 {
 		t.Errorf("verify with the key: %d", status)
+	}
+	if status, body, _ := postChat(t, base, key, `{"message":"Orders pile up at packing","mode":"operator"}`, false); status != 200 || !strings.Contains(body, "[") {
+		t.Errorf("chat: %d %s", status, body)
 	}
 	mustRun(t, getenv, "", "keys", "revoke", listed[0].ID)
 	deadline := time.Now().Add(3 * time.Second)
@@ -123,6 +135,10 @@ func TestSubcommandsOnPostgres(t *testing.T) {
 	usage, err := db.WorkspaceUsageByDay(context.Background(), "w", time.Now().Add(-time.Hour))
 	if err != nil || len(usage) == 0 {
 		t.Errorf("no usage rows recorded on PostgreSQL: %v %v", usage, err)
+	}
+	board, err := db.Leaderboard(context.Background(), time.Now().Add(-time.Hour), time.Now().Add(time.Hour), 10)
+	if err != nil || len(board) == 0 {
+		t.Errorf("the chat's citations were not recorded on PostgreSQL: %v %v", board, err)
 	}
 }
 

@@ -85,8 +85,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	srv := &api.Server{
-		Knowledge:      db,
-		Retriever:      db.search(),
+		Knowledge:      db.reader,
+		Retriever:      db.retriever,
 		Citations:      db,
 		Ready:          db,
 		Catalog:        diagnoser.Catalog(),
@@ -103,8 +103,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		Admin:          adminHandler,
 		Chat:           chatService,
 		Verifier:       chatService.Checker,
-		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, time.Minute, e.now),
+		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, cfg.ChatRateWindow, e.now),
 		ChatRateLimit:  cfg.ChatRateLimit,
+		ChatRateWindow: cfg.ChatRateWindow,
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -148,7 +149,7 @@ func serve(ctx context.Context, e env, args []string) error {
 }
 
 // newChatService wires the chat turn: the configured model provider, the
-// store as knowledge, its retriever, the diagnosis, the personas and the
+// store as knowledge and retriever, the diagnosis, the personas and the
 // verifier (newVerifier), which POST /api/v1/verify shares.
 func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
@@ -160,7 +161,7 @@ func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now 
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db.search(), Diagnoser: chat.NewDiagnosisAdapter(d),
+		Provider: provider, Knowledge: db.reader, Retriever: db.retriever, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

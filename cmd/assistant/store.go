@@ -11,6 +11,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
 	"github.com/constraintlab/assistant/internal/postgres"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
@@ -31,13 +32,16 @@ type store interface {
 }
 
 // backend is an opened store with what serve needs beside it: the
-// retriever over its knowledge and the admin sessions kept in the same
-// database.
+// retriever that ranks its entities and the admin sessions kept in the
+// same database.
 type backend struct {
 	store
-	// retriever ranks the store's entities for /search, the chat and
-	// `eval retrieval`; nil when the store has none yet (search).
-	retriever assistant.Retriever
+	// retriever is the shared in-memory index over the store's entities
+	// (internal/retrieval), which every store ranks through alike.
+	retriever *retrieval.Index
+	// reader answers knowledge reads (cards, stats) from the retriever's
+	// snapshot, in memory; writes go to the store.
+	reader retrieval.Reader
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
@@ -45,21 +49,20 @@ type backend struct {
 
 // openStore opens the store that ASSISTANT_DATABASE_URL selects by its
 // scheme, applying pending migrations: SQLite by default (empty, a path,
-// sqlite:// or file:), PostgreSQL for postgres:// or postgresql://.
+// sqlite:// or file:), PostgreSQL for postgres:// or postgresql://. Both
+// rank through the same in-memory index and keep the admin sessions in
+// their own database.
 func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*backend, error) {
 	if cfg.UsesPostgres() {
 		db, err := postgres.Open(ctx, cfg.DatabaseURL, now)
 		if err != nil {
 			return nil, err
 		}
-		return &backend{
-			store:     db,
-			retriever: nil, // TODO(lead): retrieval.NewIndex(db)
-			sessions: func() (scs.Store, func()) {
-				s := pgxstore.NewWithCleanupInterval(db.Pool(), 30*time.Minute)
-				return s, s.StopCleanup
-			},
-		}, nil
+		ix := retrieval.NewIndex(db)
+		return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
+			s := pgxstore.NewWithCleanupInterval(db.Pool(), 30*time.Minute)
+			return s, s.StopCleanup
+		}}, nil
 	}
 	path, err := cfg.SQLitePath()
 	if err != nil {
@@ -69,23 +72,9 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	return &backend{store: db, retriever: db, sessions: func() (scs.Store, func()) {
+	ix := retrieval.NewIndex(db)
+	return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil
-}
-
-// search returns the store's retriever, or one that answers every search
-// with EUnavailable while the store has none.
-func (b *backend) search() assistant.Retriever {
-	if b.retriever == nil {
-		return noRetriever{} // TODO(lead): gone once every store has retrieval.NewIndex
-	}
-	return b.retriever
-}
-
-type noRetriever struct{}
-
-func (noRetriever) Search(context.Context, assistant.SearchQuery) ([]assistant.SearchResult, error) {
-	return nil, assistant.Errorf(assistant.EUnavailable, "Search is not available on this database yet.")
 }

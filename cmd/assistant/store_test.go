@@ -9,6 +9,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/postgres/pgtest"
 )
 
@@ -63,9 +64,12 @@ func TestOpenStorePostgres(t *testing.T) {
 	if data, found, err := sessions.Find("token"); err != nil || !found || string(data) != "data" {
 		t.Errorf("session Find = %q, %v, %v", data, found, err)
 	}
-	// Until the shared retrieval index serves PostgreSQL, search says so.
-	_, err = b.search().Search(ctx, assistant.SearchQuery{Text: "bottleneck", Limit: 5})
-	if assistant.ErrorCode(err) != assistant.EUnavailable {
-		t.Errorf("search on PostgreSQL: %v", err)
+	// Search ranks through the shared in-memory index over the store.
+	if _, err := knowledge.LoadEmbedded(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := b.retriever.Search(ctx, assistant.SearchQuery{Text: "bottleneck", Limit: 5})
+	if err != nil || len(hits) == 0 {
+		t.Errorf("search on PostgreSQL: %v, %v", hits, err)
 	}
 }

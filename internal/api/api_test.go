@@ -22,6 +22,7 @@ import (
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -70,7 +71,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 	}
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
-		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
+		Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -618,9 +619,21 @@ func TestDocsPage(t *testing.T) {
 	if strings.Contains(r.Body.String(), "://") {
 		t.Errorf("docs page loads something from another host")
 	}
+	if r.Header().Get("ETag") == "" || r.Header().Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=60" {
+		t.Errorf("docs page: ETag %q, Cache-Control %q", r.Header().Get("ETag"), r.Header().Get("Cache-Control"))
+	}
 	for _, asset := range []string{"init.js", "swagger-ui/swagger-ui-bundle.js", "swagger-ui/swagger-ui.css"} {
-		if r := f.do(t, "GET", "/api/assistant/docs/"+asset, ""); r.Code != 200 {
+		r := f.do(t, "GET", "/api/assistant/docs/"+asset, "")
+		if r.Code != 200 {
 			t.Errorf("%s: %d", asset, r.Code)
+		}
+		// The ETag was computed at start and is the hash of what is served.
+		if tag := r.Header().Get("ETag"); tag != api.StrongETag(r.Body.Bytes()) {
+			t.Errorf("%s: ETag %q is not the body's", asset, tag)
+		}
+		again := f.do(t, "GET", "/api/assistant/docs/"+asset, "", "If-None-Match", r.Header().Get("ETag"))
+		if again.Code != 304 || again.Body.Len() != 0 {
+			t.Errorf("%s with If-None-Match: %d, %d bytes", asset, again.Code, again.Body.Len())
 		}
 	}
 }

@@ -195,7 +195,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		recoverer(s.Logger),
 		cors(s.CORSOrigins),
 		s.authenticate,
-		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.Logger),
+		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger),
 		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger),
 		caching,
 	), mux.patterns

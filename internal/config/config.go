@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the validated configuration of the service.
@@ -27,6 +28,7 @@ type Config struct {
 	LLMModel        string
 	TrustedProxies  []netip.Prefix
 	ChatRateLimit   int
+	ChatRateWindow  time.Duration
 	PublicSoftLimit int
 	PublicHardLimit int
 	LogLevel        slog.Level
@@ -70,8 +72,10 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.LLMModel = v; return nil }},
 	{Env: "ASSISTANT_TRUSTED_PROXIES", Flag: "trusted-proxies", Default: "", Help: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed",
 		apply: func(c *Config, v string) (err error) { c.TrustedProxies, err = parsePrefixes(v); return err }},
-	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", Help: "chat requests per key per rolling minute; 0 disables",
+	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", Help: "chat (and verify) requests per key per rolling window (ASSISTANT_CHAT_RATE_WINDOW); 0 disables",
 		apply: func(c *Config, v string) (err error) { c.ChatRateLimit, err = parseLimit(v); return err }},
+	{Env: "ASSISTANT_CHAT_RATE_WINDOW", Flag: "chat-rate-window", Default: "60s", Help: "the rolling window of the per-key chat limit: whole seconds from 1s to 1h, e.g. 60s or 2s",
+		apply: func(c *Config, v string) (err error) { c.ChatRateWindow, err = parseWindow(v); return err }},
 	{Env: "ASSISTANT_PUBLIC_SOFT_LIMIT", Flag: "public-soft-limit", Default: "60", Help: "public requests per client IP per minute before RateLimit headers show 0 left; 0 disables",
 		apply: func(c *Config, v string) (err error) { c.PublicSoftLimit, err = parseLimit(v); return err }},
 	{Env: "ASSISTANT_PUBLIC_HARD_LIMIT", Flag: "public-hard-limit", Default: "600", Help: "public requests per client IP per minute before 429; 0 disables",
@@ -240,6 +244,7 @@ func (c *Config) String() string {
 		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
 		"ASSISTANT_LLM_BASE_URL": c.LLMBaseURL, "ASSISTANT_LLM_API_KEY": mask(c.LLMAPIKey), "ASSISTANT_LLM_MODEL": c.LLMModel,
 		"ASSISTANT_TRUSTED_PROXIES": joinPrefixes(c.TrustedProxies), "ASSISTANT_CHAT_RATE_LIMIT": strconv.Itoa(c.ChatRateLimit),
+		"ASSISTANT_CHAT_RATE_WINDOW":  seconds(c.ChatRateWindow),
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
 		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
 	}
@@ -254,6 +259,7 @@ func (c *Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr), slog.String("data_dir", c.DataDir),
 		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("llm_provider", c.LLMProvider),
+		slog.Int("chat_rate_limit", c.ChatRateLimit), slog.String("chat_rate_window", seconds(c.ChatRateWindow)),
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
 	)
@@ -283,6 +289,33 @@ func parseLimit(v string) (int, error) {
 		return 0, fmt.Errorf("%q is not a whole number >= 0", v)
 	}
 	return n, nil
+}
+
+// Bounds of ASSISTANT_CHAT_RATE_WINDOW. The window is sent in whole
+// seconds (RateLimit-Policy's w, Retry-After), so it is whole seconds too.
+const (
+	MinChatRateWindow = time.Second
+	MaxChatRateWindow = time.Hour
+)
+
+// parseWindow reads a Go duration ("60s", "2s", "1m") of whole seconds
+// between MinChatRateWindow and MaxChatRateWindow.
+func parseWindow(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as 60s or 2s", v)
+	case d < MinChatRateWindow || d > MaxChatRateWindow:
+		return 0, fmt.Errorf("%q is outside %s to %s", v, MinChatRateWindow, MaxChatRateWindow)
+	case d%time.Second != 0:
+		return 0, fmt.Errorf("%q is not a whole number of seconds", v)
+	}
+	return d, nil
+}
+
+// seconds prints a window as ASSISTANT_CHAT_RATE_WINDOW takes it: "60s".
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 }
 
 func parsePrefixes(v string) ([]netip.Prefix, error) {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/constraintlab/assistant/internal/config"
 )
@@ -25,7 +26,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != ":8080" || c.DataDir != "./data" || c.LLMProvider != "builtin" || c.PublicSoftLimit != 60 ||
-		c.PublicHardLimit != 600 || c.ChatRateLimit != 60 {
+		c.PublicHardLimit != 600 || c.ChatRateLimit != 60 || c.ChatRateWindow != time.Minute {
 		t.Errorf("defaults: %+v", c)
 	}
 	if p, _ := c.SQLitePath(); p != "data/assistant.db" {
@@ -64,6 +65,30 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("error leaks a secret: %v", err)
 			}
 		})
+	}
+}
+
+// TestChatRateWindow: the per-key window takes whole seconds from 1s to
+// 1h, from the environment or the flag, and prints as it is written.
+func TestChatRateWindow(t *testing.T) {
+	c, err := load(t, map[string]string{"ASSISTANT_CHAT_RATE_WINDOW": "2s", "ASSISTANT_CHAT_RATE_LIMIT": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ChatRateWindow != 2*time.Second || c.ChatRateLimit != 2 {
+		t.Errorf("got %v, %d", c.ChatRateWindow, c.ChatRateLimit)
+	}
+	if !strings.Contains(c.String(), "ASSISTANT_CHAT_RATE_WINDOW=2s\n") {
+		t.Errorf("String:\n%s", c)
+	}
+	if c, err := load(t, nil, "--chat-rate-window", "1h"); err != nil || c.ChatRateWindow != time.Hour {
+		t.Errorf("flag: %v, %v", c, err)
+	}
+	for _, bad := range []string{"0s", "500ms", "1.5s", "61m", "-1s", "60", "soon"} {
+		_, err := load(t, map[string]string{"ASSISTANT_CHAT_RATE_WINDOW": bad})
+		if err == nil || !strings.Contains(err.Error(), "ASSISTANT_CHAT_RATE_WINDOW") {
+			t.Errorf("%q: error %v does not name the setting", bad, err)
+		}
 	}
 }
 

@@ -64,8 +64,8 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 		versions = append(versions, v)
 	}
-	if len(versions) != 4 || versions[3] != 3 {
-		t.Errorf("applied versions %v, want 0 1 2 3", versions)
+	if len(versions) != 5 || versions[4] != 4 {
+		t.Errorf("applied versions %v, want 0 1 2 3 4", versions)
 	}
 	for i, db := range dbs {
 		if err := db.Ping(t.Context()); err != nil {

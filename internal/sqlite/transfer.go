@@ -134,7 +134,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 	if err := refuseNonEmpty(held); err != nil {
 		return written, err
 	}
-	for _, q := range []string{`DELETE FROM entities`, `DELETE FROM entities_fts`, `DELETE FROM setup_tokens`} {
+	for _, q := range []string{`DELETE FROM entities`, `DELETE FROM setup_tokens`} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return written, err
 		}
