@@ -171,8 +171,8 @@ type Snapshot struct {
 	byToken map[assistant.Token]uint32
 	stats   assistant.KnowledgeStats
 	terms   map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
-	posts [][]posting       // by term id, docs ascending
-	idf   []float64         // by term id
+	posts   [][]posting       // by term id, docs ascending
+	idf     []float64         // by term id
 
 	accumulators sync.Pool // *accumulator, sized for len(docs)
 }
