@@ -146,6 +146,9 @@ func (a *Attempt) Fail() {
 	a.end(func(now time.Time) {
 		t := a.t
 		for _, f := range []*failures{a.pair, a.acct} {
+			if f.count > 0 && now.Sub(f.first) >= t.Window && !now.Before(f.lockedUntil) {
+				f.count = 0 // the window ended while the attempt was in flight
+			}
 			if f.count == 0 {
 				f.first = now // the window starts at the first failure
 			}
