@@ -233,3 +233,17 @@ func (c *Client) logFailure(op string, err error) {
 	c.logger.Warn("a Redis call failed; deciding with the per-instance fallback", "op", op, "err", err,
 		"failures_not_logged", suppressed)
 }
+
+// RouteDriverLogs sends go-redis's own log lines (one per failed dial,
+// among others) to logger at debug level instead of stderr: the outage
+// they describe is already logged once by the Client. go-redis keeps this
+// logger process-wide, so only run() calls it, once, before any Client.
+func RouteDriverLogs(logger *slog.Logger) {
+	goredis.SetLogger(driverLogger{logger})
+}
+
+type driverLogger struct{ logger *slog.Logger }
+
+func (l driverLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.logger.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}

@@ -17,6 +17,12 @@ import (
 	"github.com/constraintlab/assistant/internal/redis"
 )
 
+func TestMain(m *testing.M) {
+	// go-redis logs every failed dial on stderr; the tests kill Redis.
+	redis.RouteDriverLogs(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}
+
 // realRedisURL returns ASSISTANT_TEST_REDIS_URL. Without it the test is
 // skipped, except in CI (CI=true), where it fails: CI always provides
 // Redis.

@@ -30,7 +30,7 @@ func TestSlidingWindowAgreesWithInProcess(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
 	admitted, refused := 0, 0
-	for i := range 5000 {
+	for i := range 3000 {
 		// Steps in microseconds (the Redis clock's resolution), bursts
 		// included, so windows fill and drain.
 		clk.Add(step(rng))
@@ -82,7 +82,7 @@ func TestTieredAgreesWithInProcess(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(5, 6))
 	seen := map[string]int{}
-	for i := range 6000 {
+	for i := range 3000 {
 		clk.Add(step(rng))
 		key := fmt.Sprintf("198.51.100.%d", rng.IntN(3))
 		var got, want assistant.Decision
