@@ -34,7 +34,7 @@ func (s *keyStore) KeyByID(_ context.Context, id string) (assistant.APIKey, erro
 }
 
 func (s *keyStore) RevokedSince(context.Context, time.Time) ([]string, error) { return nil, nil }
-func (s *keyStore) TouchKeys(context.Context, map[string]time.Time) error    { return nil }
+func (s *keyStore) TouchKeys(context.Context, map[string]time.Time) error     { return nil }
 
 func (s *keyStore) create() (plaintext, id string) {
 	plaintext, id, hash := access.NewKey()
