@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/constraintlab/assistant/internal/access"
@@ -144,4 +145,28 @@ func TestRevocationReachesEveryInstance(t *testing.T) {
 			refusedWithin(t, v, plaintext, time.Second)
 		}
 	})
+}
+
+// TestSubscriptionWaitsForRedis: an instance that starts while Redis is
+// down subscribes once Redis is up, and then hears notices.
+func TestSubscriptionWaitsForRedis(t *testing.T) {
+	m := miniredis.RunT(t)
+	url := "redis://" + m.Addr()
+	m.Close()
+	prefix := uniquePrefix(t)
+	store := &keyStore{keys: map[string]assistant.APIKey{}}
+	listener := startVerifier(t, store, url, prefix)
+	time.Sleep(200 * time.Millisecond) // a few failed connection attempts
+	if err := m.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	subscribers(t, url, prefix, 1)
+	announcer := startVerifier(t, store, url, prefix)
+	plaintext, id := store.create()
+	if _, err := listener.Verify(context.Background(), plaintext); err != nil {
+		t.Fatal(err)
+	}
+	store.revoke(id)
+	announcer.Announce(context.Background(), id)
+	refusedWithin(t, listener, plaintext, time.Second)
 }
