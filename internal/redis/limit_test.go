@@ -117,6 +117,35 @@ func TestTieredAgreesWithInProcess(t *testing.T) {
 	}
 }
 
+// TestLoweredLimit: instances running with a lower limit than others
+// (during a rolling change) refuse, and say when a request would really be
+// admitted again.
+func TestLoweredLimit(t *testing.T) {
+	m := miniredis.RunT(t)
+	clk := newClock(m, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := newClient(t, "redis://"+m.Addr(), uniquePrefix(t), slow)
+	ctx := context.Background()
+	high := redis.NewSlidingWindow(c.Client, "chat", 10, time.Minute, nil)
+	for range 10 {
+		high.Allow(ctx, "k")
+		clk.Add(time.Second)
+	}
+	low := redis.NewSlidingWindow(c.Client, "chat", 5, time.Minute, nil)
+	d, err := low.Allow(ctx, "k")
+	if err != nil || d.Allowed {
+		t.Fatalf("%+v %v", d, err)
+	}
+	// 10 admissions at 0..9 s, now 10 s: the 6th (at 5 s) must leave
+	// before a 5th fits.
+	if want := 55 * time.Second; d.RetryAfter != want {
+		t.Errorf("RetryAfter %v, want %v", d.RetryAfter, want)
+	}
+	clk.Add(d.RetryAfter)
+	if d, _ := low.Allow(ctx, "k"); !d.Allowed {
+		t.Errorf("refused after waiting RetryAfter: %+v", d)
+	}
+}
+
 // TestDisabledLimitsNeedNoRedis: a limit of 0 admits everything without a
 // call, so a dead Redis is never even dialled for it.
 func TestDisabledLimitsNeedNoRedis(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 // clock) of the requests admitted in the last window; a request is
 // admitted when fewer than limit remain in (now-window, now], and only an
 // admitted request is added. It returns {admitted 0|1, admissions in the
-// window, microseconds until the oldest of them leaves it}.
+// window, microseconds until the window admits one more request}.
 //
 // KEYS[1] the sorted set; ARGV[1] the limit; ARGV[2] the window in
 // microseconds; ARGV[3] a member name unique to this request.
@@ -33,8 +33,13 @@ if count < limit then
   count = count + 1
   admitted = 1
 end
+-- Reset: when the admission whose leaving lets one more request in
+-- leaves: the oldest, or further on if the window holds more than the
+-- limit (the limit was lowered while instances ran).
+local nth = 0
+if admitted == 0 then nth = count - limit end
 local reset = 0
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local oldest = redis.call('ZRANGE', KEYS[1], nth, nth, 'WITHSCORES')
 if oldest[2] then
   reset = tonumber(oldest[2]) + window - now
 end
