@@ -24,7 +24,6 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/anthropic"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
-	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -57,7 +56,17 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	lim, err := openLimits(ctx, cfg, logger, reg, e.now)
+	if err != nil {
+		return err
+	}
+	defer lim.Close()
+
 	verifier := access.NewVerifier(db, e.now, logger)
+	verifier.Events = lim.keyEvents()
 	verifierCtx, stopVerifier := context.WithCancel(context.WithoutCancel(ctx))
 	verifierDone := make(chan struct{})
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
@@ -72,7 +81,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	defer stopSessions()
 	adminArea := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
-		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
+		Throttle: lim.loginThrottle(), Attempts: lim.tiered("login_attempts", 0, admin.LoginAttemptsPerMinute),
+		Logger: logger, Now: e.now,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
 		Chat:     chatService,
 	}
@@ -80,9 +90,6 @@ func serve(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	srv := &api.Server{
 		Knowledge:      db.reader,
@@ -94,7 +101,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Logger:         logger,
 		Now:            e.now,
 		Version:        version,
-		PublicLimiter:  ratelimit.NewTiered(cfg.PublicSoftLimit, cfg.PublicHardLimit, time.Minute, e.now),
+		PublicLimiter:  lim.tiered("public", cfg.PublicSoftLimit, cfg.PublicHardLimit),
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,
 		Metrics:        reg,
@@ -103,9 +110,11 @@ func serve(ctx context.Context, e env, args []string) error {
 		Admin:          adminHandler,
 		Chat:           chatService,
 		Verifier:       chatService.Checker,
-		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, cfg.ChatRateWindow, e.now),
+		ChatLimiter:    lim.window("chat", cfg.ChatRateLimit, cfg.ChatRateWindow),
 		ChatRateLimit:  cfg.ChatRateLimit,
 		ChatRateWindow: cfg.ChatRateWindow,
+		AuthFailures:   lim.tiered("auth_failures", 0, api.AuthFailuresPerMinute),
+		Degradable:     lim.degradable(),
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -601,11 +602,24 @@ func TestOperationalEndpoints(t *testing.T) {
 	if !strings.Contains(r.Body.String(), "assistant_http_request_duration_seconds_bucket") {
 		t.Errorf("metrics lack the latency histogram")
 	}
+	// A degradable dependency that fails is reported, and the instance
+	// stays ready.
+	f.srv.Degradable = map[string]assistant.Pinger{"redis": pingFunc(func() error { return errors.New("down") })}
+	f.srv.Metrics = prometheus.NewRegistry()
+	h, _ := f.srv.HandlerAndRoutes()
+	f.h = h
+	if r := f.do(t, "GET", "/readyz", ""); r.Code != 200 || r.Body.String() != `{"checks":{"database":"ok","redis":"degraded"},"status":"degraded"}`+"\n" {
+		t.Errorf("readyz with Redis down: %d %s", r.Code, r.Body)
+	}
 	f.db.Close()
-	if r := f.do(t, "GET", "/readyz", ""); r.Code != 503 {
-		t.Errorf("readyz with a closed database: %d", r.Code)
+	if r := f.do(t, "GET", "/readyz", ""); r.Code != 503 || !strings.Contains(r.Body.String(), `"database":"failing"`) {
+		t.Errorf("readyz with a closed database: %d %s", r.Code, r.Body)
 	}
 }
+
+type pingFunc func() error
+
+func (f pingFunc) Ping(context.Context) error { return f() }
 
 func TestDocsPage(t *testing.T) {
 	f := newFixture(t, 0, 0)

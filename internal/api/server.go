@@ -70,4 +70,8 @@ type Server struct {
 	// AuthFailures, optional, limits failed authentication on /api/v1/
 	// per client address (AuthFailuresPerMinute a minute by default).
 	AuthFailures assistant.TieredLimiter
+	// Degradable, optional, are dependencies the service keeps working
+	// without (Redis: limits fall back to per-instance ones), by name:
+	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
+	Degradable map[string]assistant.Pinger
 }

@@ -22,6 +22,7 @@ type Config struct {
 	DataDir         string
 	DatabaseURL     string // "" means the SQLite file in DataDir
 	RedisURL        string
+	RedisTimeout    time.Duration
 	LLMProvider     string
 	LLMBaseURL      string
 	LLMAPIKey       string
@@ -59,9 +60,11 @@ var Settings = []Setting{
 	{Env: "ASSISTANT_DATABASE_URL", Flag: "database-url", Default: "", Secret: true,
 		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; a postgres:// URL selects PostgreSQL",
 		apply: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
-	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true, NotYet: "the scale-out issue (PostgreSQL and Redis)",
-		Help:  "Redis for shared rate limits and caches across instances; empty keeps them in process",
+	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true,
+		Help:  "Redis (redis://, rediss:// or unix://) shared by all instances for rate limits, the login throttle and key revocations; empty keeps them in process",
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
+	{Env: "ASSISTANT_REDIS_TIMEOUT", Flag: "redis-timeout", Default: "25ms", Help: "time limit of each Redis call (1ms to 1s); past it a limit is decided by this instance alone",
+		apply: func(c *Config, v string) (err error) { c.RedisTimeout, err = parseRedisTimeout(v); return err }},
 	{Env: "ASSISTANT_LLM_PROVIDER", Flag: "llm-provider", Default: "builtin", Help: "model provider of the chat: builtin (offline), openai or anthropic",
 		apply: func(c *Config, v string) error { c.LLMProvider = v; return nil }},
 	{Env: "ASSISTANT_LLM_BASE_URL", Flag: "llm-base-url", Default: "", Help: "base URL of the model provider's API (openai: any OpenAI-compatible server)",
@@ -205,6 +208,9 @@ func (c *Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%q is not one of builtin, openai, anthropic", c.LLMProvider))
 	}
+	if err := checkRedisURL(c.RedisURL); err != nil {
+		errs = append(errs, err)
+	}
 	if c.PublicSoftLimit > 0 && c.PublicHardLimit > 0 && c.PublicSoftLimit > c.PublicHardLimit {
 		errs = append(errs, fmt.Errorf("ASSISTANT_PUBLIC_SOFT_LIMIT (%d) must not exceed ASSISTANT_PUBLIC_HARD_LIMIT (%d)", c.PublicSoftLimit, c.PublicHardLimit))
 	}
@@ -241,7 +247,7 @@ func (c *Config) String() string {
 	var b strings.Builder
 	values := map[string]string{
 		"ASSISTANT_ADDR": c.Addr, "ASSISTANT_DATA_DIR": c.DataDir, "ASSISTANT_DATABASE_URL": maskURL(c.DatabaseURL),
-		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
+		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_REDIS_TIMEOUT": c.RedisTimeout.String(), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
 		"ASSISTANT_LLM_BASE_URL": c.LLMBaseURL, "ASSISTANT_LLM_API_KEY": mask(c.LLMAPIKey), "ASSISTANT_LLM_MODEL": c.LLMModel,
 		"ASSISTANT_TRUSTED_PROXIES": joinPrefixes(c.TrustedProxies), "ASSISTANT_CHAT_RATE_LIMIT": strconv.Itoa(c.ChatRateLimit),
 		"ASSISTANT_CHAT_RATE_WINDOW":  seconds(c.ChatRateWindow),
@@ -258,7 +264,8 @@ func (c *Config) String() string {
 func (c *Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr), slog.String("data_dir", c.DataDir),
-		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("llm_provider", c.LLMProvider),
+		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("redis_url", maskURL(c.RedisURL)),
+		slog.String("redis_timeout", c.RedisTimeout.String()), slog.String("llm_provider", c.LLMProvider),
 		slog.Int("chat_rate_limit", c.ChatRateLimit), slog.String("chat_rate_window", seconds(c.ChatRateWindow)),
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
@@ -309,6 +316,33 @@ func parseWindow(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is outside %s to %s", v, MinChatRateWindow, MaxChatRateWindow)
 	case d%time.Second != 0:
 		return 0, fmt.Errorf("%q is not a whole number of seconds", v)
+	}
+	return d, nil
+}
+
+// checkRedisURL accepts an empty URL (no Redis) or one go-redis can dial:
+// redis:// or rediss:// with a host, or unix:// with a path.
+func checkRedisURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("ASSISTANT_REDIS_URL is not a URL")
+	}
+	switch {
+	case (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "":
+	case u.Scheme == "unix" && u.Path != "":
+	default:
+		return fmt.Errorf("ASSISTANT_REDIS_URL must be redis://host:port[/db], rediss://... (TLS) or unix:///path, not %s", maskURL(v))
+	}
+	return nil
+}
+
+func parseRedisTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Millisecond || d > time.Second {
+		return 0, fmt.Errorf("%q is not a duration from 1ms to 1s (e.g. 25ms)", v)
 	}
 	return d, nil
 }

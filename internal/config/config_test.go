@@ -47,7 +47,8 @@ func TestFlagsOverrideEnv(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	cases := map[string]map[string]string{
 		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "mysql://u:secretpw@db/x"},
-		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "redis://localhost:6379"},
+		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "http://u:secretpw@cache:6379"},
+		"ASSISTANT_REDIS_TIMEOUT":     {"ASSISTANT_REDIS_TIMEOUT": "5s"},
 		"ASSISTANT_LLM_MODEL":         {"ASSISTANT_LLM_PROVIDER": "openai"},
 		"ASSISTANT_LLM_API_KEY":       {"ASSISTANT_LLM_API_KEY": "sk-secret"},
 		"ASSISTANT_LLM_PROVIDER":      {"ASSISTANT_LLM_PROVIDER": "llama"},
@@ -88,6 +89,25 @@ func TestChatRateWindow(t *testing.T) {
 		_, err := load(t, map[string]string{"ASSISTANT_CHAT_RATE_WINDOW": bad})
 		if err == nil || !strings.Contains(err.Error(), "ASSISTANT_CHAT_RATE_WINDOW") {
 			t.Errorf("%q: error %v does not name the setting", bad, err)
+		}
+	}
+}
+
+func TestRedisSettings(t *testing.T) {
+	for _, u := range []string{"redis://localhost:6379", "redis://:pw@cache:6379/2", "rediss://cache:6380", "unix:///run/redis.sock"} {
+		c, err := load(t, map[string]string{"ASSISTANT_REDIS_URL": u}, "--redis-timeout", "40ms")
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+		} else if c.RedisURL != u || c.RedisTimeout != 40*time.Millisecond {
+			t.Errorf("%s: got %+v", u, c)
+		}
+	}
+	if c, _ := load(t, nil); c.RedisURL != "" || c.RedisTimeout != 25*time.Millisecond {
+		t.Errorf("defaults: %q %v", c.RedisURL, c.RedisTimeout)
+	}
+	for _, bad := range []string{"redis://", "localhost:6379", "unix://", "memcache://x"} {
+		if _, err := load(t, map[string]string{"ASSISTANT_REDIS_URL": bad}); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }
@@ -160,8 +180,8 @@ func TestLoadFlagsOffersOnlyThoseFlags(t *testing.T) {
 	if _, _, err := loadFlags(nil, "--cors-origins", "https://x"); !errors.Is(err, config.ErrFlags) {
 		t.Errorf("--cors-origins: err = %v, want ErrFlags", err)
 	}
-	if _, _, err := loadFlags(map[string]string{"ASSISTANT_REDIS_URL": "redis://x"}); err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
-		t.Errorf("an unbuilt setting in the environment: err = %v", err)
+	if _, _, err := loadFlags(map[string]string{"ASSISTANT_REDIS_URL": "localhost:6379"}); err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
+		t.Errorf("an invalid setting in the environment: err = %v", err)
 	}
 }
 
