@@ -132,7 +132,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	base := "http://" + displayAddr(ln.Addr())
 	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
 	logger.Info("listening", "addr", ln.Addr().String())
-	if err := printSetupLink(ctx, e, db, base); err != nil {
+	if err := printSetupLink(ctx, e, db, base, cfg.UsesPostgres()); err != nil {
 		return err
 	}
 
@@ -207,8 +207,9 @@ const setupLinkLifetime = time.Hour
 
 // printSetupLink prints a one-time link that creates the first admin when
 // no admin user exists yet. Each start replaces the previous link. The
-// token is printed on stdout only, never logged.
-func printSetupLink(ctx context.Context, e env, store assistant.AccessStore, base string) error {
+// token is printed on stdout only, never logged. several (a shared
+// database, so possibly several instances) adds how to do without it.
+func printSetupLink(ctx context.Context, e env, store assistant.AccessStore, base string, several bool) error {
 	n, err := store.CountUsers(ctx)
 	if err != nil || n > 0 {
 		return err
@@ -219,6 +220,10 @@ func printSetupLink(ctx context.Context, e env, store assistant.AccessStore, bas
 	}
 	fmt.Fprintf(e.stdout, "No admin user yet. Create the first admin (workspace %q) within one hour at:\n  %s/admin/setup?token=%s\n",
 		assistant.DefaultWorkspace, base, token)
+	if several {
+		fmt.Fprintf(e.stdout, "With several instances only the newest link works; or run: assistant admin create-user --workspace %s --email you@example.com\n",
+			assistant.DefaultWorkspace)
+	}
 	return nil
 }
 
