@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -64,6 +65,24 @@ type measurement struct {
 	non2xx          int
 	transportErrors int
 	firstError      string
+	// serverCPU and clientCPU are the CPU time the serving process and
+	// this process used over the same time as elapsed; cpuOK is false when
+	// they could not be read.
+	serverCPU, clientCPU time.Duration
+	cpuOK                bool
+}
+
+// cpuSample is the CPU time used so far by the serving process and by
+// this one.
+type cpuSample struct {
+	server, client time.Duration
+	ok             bool
+}
+
+func sampleCPU(serverPID int) cpuSample {
+	s, ok1 := cpuTime(serverPID)
+	c, ok2 := cpuTime(os.Getpid())
+	return cpuSample{s, c, ok1 && ok2}
 }
 
 // load runs conns workers, each sending t one request at a time on its own
@@ -72,11 +91,21 @@ type measurement struct {
 // that start after the warm-up count; each counts when its response body
 // has been read to the end. A request that starts before the deadline is
 // finished and counted, so elapsed runs to the last response rather than
-// to the deadline.
-func load(ctx context.Context, client *http.Client, t target, conns int, warmup, duration time.Duration) measurement {
+// to the deadline. The CPU time of serverPID (0: none) and of this
+// process is sampled at the end of the warm-up and after the last
+// response.
+func load(ctx context.Context, client *http.Client, t target, conns int, warmup, duration time.Duration, serverPID int) measurement {
 	start := time.Now()
 	measureFrom := start.Add(warmup)
 	deadline := measureFrom.Add(duration)
+	var before cpuSample
+	sampled := make(chan struct{})
+	time.AfterFunc(warmup, func() {
+		if serverPID > 0 {
+			before = sampleCPU(serverPID)
+		}
+		close(sampled)
+	})
 
 	type worker struct {
 		samples         []time.Duration
@@ -119,8 +148,13 @@ func load(ctx context.Context, client *http.Client, t target, conns int, warmup,
 		}(&workers[i])
 	}
 	wg.Wait()
+	<-sampled
 
 	var m measurement
+	if serverPID > 0 {
+		after := sampleCPU(serverPID)
+		m.serverCPU, m.clientCPU, m.cpuOK = after.server-before.server, after.client-before.client, before.ok && after.ok
+	}
 	last := measureFrom
 	for _, w := range workers {
 		m.samples = append(m.samples, w.samples...)
@@ -195,6 +229,10 @@ func summarize(m measurement) result {
 	}
 	if m.elapsed > 0 {
 		r.RPS = round(float64(len(m.samples))/m.elapsed.Seconds(), 1)
+	}
+	if m.cpuOK && len(m.samples) > 0 {
+		r.ServerCPUMsPerReq = round(ms(m.serverCPU)/float64(len(m.samples)), 4)
+		r.ClientCPUMsPerReq = round(ms(m.clientCPU)/float64(len(m.samples)), 4)
 	}
 	r.P50Ms = ms(percentile(m.samples, 50))
 	r.P99Ms = ms(percentile(m.samples, 99))

@@ -356,7 +356,7 @@ func runOnce(ctx context.Context, o options, bin, dir string, selected []row) ([
 			return nil, fmt.Errorf("%s (%s): the first request failed: %w", r.name, r.endpoint, err)
 		}
 		fmt.Fprintf(os.Stderr, "  %-15s %d connections ...", r.name, conns)
-		res := summarize(load(ctx, client, t, conns, o.warmup, o.duration))
+		res := summarize(load(ctx, client, t, conns, o.warmup, o.duration, s.p.cmd.Process.Pid))
 		client.CloseIdleConnections()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -103,7 +104,7 @@ func TestSetRatios(t *testing.T) {
 // TestReportJSON: the names and nesting of the JSON result, which other
 // tools and the docs read.
 func TestReportJSON(t *testing.T) {
-	rs := []result{{Name: "bare", Endpoint: "GET /", Connections: 32, Requests: 10, RPS: 2, P50Ms: 1, P99Ms: 2, Ratio: 1}}
+	rs := []result{{Name: "bare", Endpoint: "GET /", Connections: 32, Requests: 10, RPS: 2, P50Ms: 1, P99Ms: 2, Ratio: 1, ServerCPUMsPerReq: 0.5, ClientCPUMsPerReq: 0.25}}
 	rep := report{
 		Date: "2026-01-02T03:04:05Z", Commit: "abc",
 		Machine:  machine{GOOS: "linux", GOARCH: "amd64", CPUs: 2, Go: "go1", LoadAvgStart: []float64{1, 2, 3}, LoadAvgEnd: []float64{1, 2, 3}},
@@ -134,12 +135,29 @@ func TestReportJSON(t *testing.T) {
 		{doc, []string{"commit", "date", "machine", "rows", "runs", "settings"}},
 		{doc["machine"], []string{"cpus", "go", "goarch", "goos", "load_avg_end", "load_avg_start"}},
 		{doc["settings"], []string{"chat_conns", "citations", "conns", "duration", "repeat", "upstream_latency", "warmup"}},
-		{doc["rows"].([]any)[0], []string{"connections", "endpoint", "errors", "name", "non_2xx", "p50_ms", "p99_ms", "ratio", "requests", "rps", "transport_errors"}},
-		{doc["runs"].([]any)[0].([]any)[0], []string{"connections", "endpoint", "errors", "name", "non_2xx", "p50_ms", "p99_ms", "ratio", "requests", "rps", "transport_errors"}},
+		{doc["rows"].([]any)[0], []string{"client_cpu_ms_per_req", "connections", "endpoint", "errors", "name", "non_2xx", "p50_ms", "p99_ms", "ratio", "requests", "rps", "server_cpu_ms_per_req", "transport_errors"}},
+		{doc["runs"].([]any)[0].([]any)[0], []string{"client_cpu_ms_per_req", "connections", "endpoint", "errors", "name", "non_2xx", "p50_ms", "p99_ms", "ratio", "requests", "rps", "server_cpu_ms_per_req", "transport_errors"}},
 	} {
 		if got := keys(c.obj); !slices.Equal(got, c.want) {
 			t.Errorf("keys %v, want %v", got, c.want)
 		}
+	}
+}
+
+// TestCPUTime: the CPU time of a process grows as it works (Linux).
+func TestCPUTime(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	before, ok := cpuTime(os.Getpid())
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	after, ok2 := cpuTime(os.Getpid())
+	if !ok || !ok2 || after <= before {
+		t.Errorf("cpu time %v then %v (%v %v)", before, after, ok, ok2)
+	}
+	if _, ok := cpuTime(-1); ok {
+		t.Error("a process that does not exist has a CPU time")
 	}
 }
 
@@ -174,7 +192,7 @@ func TestLoad(t *testing.T) {
 	}))
 	defer srv.Close()
 	client := newClient(2)
-	m := load(context.Background(), client, target{method: "GET", url: srv.URL}, 2, 50*time.Millisecond, 200*time.Millisecond)
+	m := load(context.Background(), client, target{method: "GET", url: srv.URL}, 2, 50*time.Millisecond, 200*time.Millisecond, os.Getpid())
 	r := summarize(m)
 	if r.Requests == 0 || r.RPS <= 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
 		t.Fatalf("figures: %+v", r)

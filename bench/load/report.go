@@ -27,8 +27,16 @@ type result struct {
 	TransportErrors int `json:"transport_errors"`
 	// Ratio is RPS over the mean req/s of the bare handler's two rows of
 	// the same repeat; in the medians, the median of the repeats' ratios.
-	Ratio      float64 `json:"ratio"`
-	FirstError string  `json:"first_error,omitempty"`
+	Ratio float64 `json:"ratio"`
+	// ServerCPUMsPerReq is the CPU time (user and system) the serving
+	// process used while the row was measured, per request measured: its
+	// work per request, which a busy machine changes much less than req/s
+	// (in steps of 10 ms over the whole row). ClientCPUMsPerReq is the same
+	// for the load client's process. Both are omitted where /proc is not
+	// there to read.
+	ServerCPUMsPerReq float64 `json:"server_cpu_ms_per_req,omitempty"`
+	ClientCPUMsPerReq float64 `json:"client_cpu_ms_per_req,omitempty"`
+	FirstError        string  `json:"first_error,omitempty"`
 }
 
 // report is the JSON result of a run.
@@ -108,7 +116,7 @@ func medians(runs [][]result) []result {
 	}
 	out := make([]result, len(runs[0]))
 	for i := range out {
-		var requests, rps, p50, p99, ratio []float64
+		var requests, rps, p50, p99, ratio, srvCPU, cliCPU []float64
 		r := result{Name: runs[0][i].Name, Endpoint: runs[0][i].Endpoint, Connections: runs[0][i].Connections}
 		for _, run := range runs {
 			x := run[i]
@@ -117,6 +125,8 @@ func medians(runs [][]result) []result {
 			p50 = append(p50, x.P50Ms)
 			p99 = append(p99, x.P99Ms)
 			ratio = append(ratio, x.Ratio)
+			srvCPU = append(srvCPU, x.ServerCPUMsPerReq)
+			cliCPU = append(cliCPU, x.ClientCPUMsPerReq)
 			r.Errors += x.Errors
 			r.Non2xx += x.Non2xx
 			r.TransportErrors += x.TransportErrors
@@ -129,6 +139,8 @@ func medians(runs [][]result) []result {
 		r.P50Ms = round(median(p50), 3)
 		r.P99Ms = round(median(p99), 3)
 		r.Ratio = round(median(ratio), 4)
+		r.ServerCPUMsPerReq = round(median(srvCPU), 4)
+		r.ClientCPUMsPerReq = round(median(cliCPU), 4)
 		out[i] = r
 	}
 	return out
@@ -151,10 +163,12 @@ func printTable(w io.Writer, rep report) {
 	for _, r := range rep.Rows {
 		nameW, endW = max(nameW, len(r.Name)), max(endW, len(r.Endpoint))
 	}
-	fmt.Fprintf(w, "%-*s  %-*s  %5s  %9s  %8s  %8s  %6s  %6s\n", nameW, "row", endW, "endpoint", "conns", "req/s", "p50 ms", "p99 ms", "errors", "ratio")
+	fmt.Fprintf(w, "%-*s  %-*s  %5s  %9s  %8s  %8s  %6s  %6s  %8s  %8s\n", nameW, "row", endW, "endpoint", "conns", "req/s", "p50 ms", "p99 ms", "errors", "ratio", "srv cpu", "cli cpu")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(w, "%-*s  %-*s  %5d  %9.1f  %8.2f  %8.2f  %6d  %6s\n", nameW, r.Name, endW, r.Endpoint, r.Connections, r.RPS, r.P50Ms, r.P99Ms, r.Errors, ratioString(r.Ratio))
+		fmt.Fprintf(w, "%-*s  %-*s  %5d  %9.1f  %8.2f  %8.2f  %6d  %6s  %8s  %8s\n", nameW, r.Name, endW, r.Endpoint, r.Connections, r.RPS, r.P50Ms, r.P99Ms, r.Errors, ratioString(r.Ratio),
+			cpuString(r.ServerCPUMsPerReq), cpuString(r.ClientCPUMsPerReq))
 	}
+	fmt.Fprintln(w, "srv cpu, cli cpu: CPU ms per request of the serving process and of the load client")
 	for _, r := range rep.Rows {
 		if r.FirstError != "" {
 			fmt.Fprintf(w, "%s: %d errors (%d non-2xx, %d transport), first: %s\n", r.Name, r.Errors, r.Non2xx, r.TransportErrors, r.FirstError)
@@ -182,6 +196,17 @@ func ratioString(r float64) string {
 		return fmt.Sprintf("%.4f", r)
 	}
 	return fmt.Sprintf("%.3f", r)
+}
+
+// cpuString prints a CPU time per request in ms, "-" when not measured.
+func cpuString(ms float64) string {
+	switch {
+	case ms == 0:
+		return "-"
+	case ms < 1:
+		return fmt.Sprintf("%.3f", ms)
+	}
+	return fmt.Sprintf("%.2f", ms)
 }
 
 // writeJSON writes rep to path, creating its directory.
