@@ -138,6 +138,7 @@ func load(ctx context.Context, client *http.Client, t target, conns int, warmup,
 					if w.firstError == "" {
 						w.firstError = err.Error()
 					}
+					time.Sleep(10 * time.Millisecond) // a server that is down is not hammered
 				case status < 200 || status > 299:
 					w.non2xx++
 					if w.firstError == "" {

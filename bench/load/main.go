@@ -8,9 +8,10 @@
 //   - the bare handler: net/http writing a small constant JSON body, with
 //     no routing or middleware: the yardstick;
 //   - `assistant serve` with the builtin model, on a new data dir with an
-//     API key made by `assistant keys create`, logging at error level, the
-//     public per-IP limits and the per-key chat limit raised out of reach
-//     (the limiters still run: their cost is part of the figures);
+//     API key made by `assistant keys create` and citation events recorded
+//     in its database for the leaderboard to rank, logging at error level,
+//     the public per-IP limits and the per-key chat limit raised out of
+//     reach (the limiters still run: their cost is part of the figures);
 //   - a fake OpenAI-compatible upstream answering every call after a fixed
 //     latency (50 ms by default), and a second `assistant serve` whose
 //     openai provider (ASSISTANT_LLM_BASE_URL) points at it.
@@ -31,10 +32,12 @@
 // counts the requests measured, over the time from the end of the warm-up
 // to the last response; p50 and p99 are nearest-rank percentiles of their
 // latencies (request written to body read); errors counts the non-2xx
-// answers and transport errors. Before its load, each row sends one
-// request and checks its answer (a chat through the fake upstream must
-// come back with the model's search and the model judge's verdicts), so a
-// row never measures error pages quietly. The bare handler is measured
+// answers and transport errors; CPU time per request is the user and
+// system time of the serving process and of this one (from /proc) over
+// the measured time, divided by the requests. Before its load, each row
+// sends one request and checks its answer (a chat through the fake
+// upstream must come back with the model's search and the model judge's
+// verdicts), so a row never measures error pages quietly. The bare handler is measured
 // first and last in each repeat; the ratio's denominator is the mean of
 // the two. With -repeat N the whole set runs N times on fresh servers and
 // each figure reported is the median over the repeats (errors: the total).
@@ -79,7 +82,7 @@ func main() {
 	var role, listen string
 	fs := flag.NewFlagSet("load", flag.ExitOnError)
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "measured time per row")
-	fs.DurationVar(&o.warmup, "warmup", time.Second, "warm-up per row, not measured (default: 1s, capped at the duration)")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "warm-up per row before it is measured (at most -duration)")
 	fs.IntVar(&o.repeat, "repeat", 1, "run the whole set this many times on fresh servers and report the median of each figure")
 	fs.IntVar(&o.conns, "conns", 32, "keep-alive connections for the bare handler and the public endpoints")
 	fs.IntVar(&o.chatConns, "chat-conns", 4, "connections for the concurrent chat rows (the -1 rows use one)")
@@ -87,7 +90,7 @@ func main() {
 	fs.StringVar(&o.only, "only", "", "comma-separated rows to run (the bare handler always runs): "+strings.Join(rowNames(), ", "))
 	fs.StringVar(&o.out, "out", "", "where to write the JSON result (default bench/results/latest.json in the repository; - for none)")
 	fs.StringVar(&o.assistant, "assistant", "", "an assistant binary to measure instead of building ./cmd/assistant")
-	fs.IntVar(&o.citations, "citations", 10000, "citation events recorded in the builtin service's database before it starts, for the leaderboard to rank")
+	fs.IntVar(&o.citations, "citations", 10000, "citation events recorded in the builtin service's database before it starts, for the leaderboard row to rank")
 	fs.StringVar(&role, "role", "", "internal: serve as the bare handler or the fake upstream (bare, fake-openai)")
 	fs.StringVar(&listen, "listen", "127.0.0.1:0", "internal: the address of -role")
 	fs.Parse(os.Args[1:])
