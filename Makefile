@@ -23,5 +23,9 @@ lint: vet
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	$(GO) mod tidy -diff
 
+# The median of three runs of every row (about 4 minutes; docs/performance.md).
+# Other options: make bench BENCH_FLAGS="-duration 10s -only stats,chat-openai"
+BENCH_FLAGS ?= -repeat 3
+
 bench:
-	bash bench/http.sh
+	$(GO) run ./bench/load $(BENCH_FLAGS)

@@ -2,7 +2,7 @@
 // entities written in the words of the embedded corpus (sampled by their
 // frequency there), deterministic for a given n, so that cost can be
 // measured at 1k, 10k or 100k entities without shipping such a corpus.
-// Nothing in the service uses it; benchmarks and `make bench` do.
+// Nothing in the service uses it; the search and import benchmarks do.
 package synthetic
 
 import (
