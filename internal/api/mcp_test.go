@@ -349,3 +349,51 @@ func TestMCPSharesTheKeyLimit(t *testing.T) {
 		t.Errorf("chat after the MCP calls: %d", r.Code)
 	}
 }
+
+// TestMCPSearchSchemaMatchesSearch: search_knowledge's arguments have the
+// bounds of GET /api/assistant/v1/search's query parameters (q is query).
+func TestMCPSearchSchemaMatchesSearch(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	cs, err := f.mcpSession(t, f.newKey(t, "ws_schema"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var props map[string]map[string]any
+	for _, tl := range list.Tools {
+		if tl.Name == "search_knowledge" {
+			var in struct {
+				Properties map[string]map[string]any `json:"properties"`
+			}
+			json.Unmarshal([]byte(mustJSON(tl.InputSchema)), &in)
+			props = in.Properties
+		}
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string         `json:"name"`
+				Schema map[string]any `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	f.do(t, "GET", "/api/assistant/openapi.json", "").json(t, &doc)
+	params := doc.Paths["/api/assistant/v1/search"]["get"].Parameters
+	if len(params) != 3 {
+		t.Fatalf("search parameters %+v", params)
+	}
+	for _, p := range params {
+		name := p.Name
+		if name == "q" {
+			name = "query"
+		}
+		for _, kw := range []string{"minLength", "maxLength", "enum", "minimum", "maximum", "default"} {
+			if mustJSON(p.Schema[kw]) != mustJSON(props[name][kw]) {
+				t.Errorf("%s.%s: search %v, search_knowledge %v", p.Name, kw, p.Schema[kw], props[name][kw])
+			}
+		}
+	}
+}

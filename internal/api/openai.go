@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -102,6 +103,8 @@ func newOpenAIError(status int, message, param, code string) *openAIError {
 	return &openAIError{status: status, Detail: openAIErrorDetail{Message: message, Type: typ, Param: strPtr(param), Code: strPtr(code)}}
 }
 
+var missingProperty = regexp.MustCompile(`^expected required property (\S+) to be present`)
+
 // openAIErrorFromProblem renders a problem document of the rest of the
 // API (authentication, limits, validation, the chat turn) in OpenAI's
 // shape, keeping its status and headers (Retry-After, WWW-Authenticate).
@@ -123,10 +126,12 @@ func openAIErrorFromProblem(p *Problem) *openAIError {
 	}
 	param := ""
 	if len(p.Errors) > 0 {
-		param = strings.TrimPrefix(p.Errors[0].Location, "body.")
-		if param == "body" {
-			param = ""
+		loc := p.Errors[0].Location
+		// huma reports a missing property at its parent.
+		if m := missingProperty.FindStringSubmatch(p.Errors[0].Message); m != nil {
+			loc += "." + m[1]
 		}
+		param = strings.TrimPrefix(strings.TrimPrefix(loc, "body"), ".")
 	}
 	e := newOpenAIError(p.Status, p.Detail, param, code)
 	e.headers = p.headers
@@ -439,7 +444,6 @@ type openAIStream struct {
 	w         http.ResponseWriter
 	id, model string
 	created   int64
-	failed    bool
 }
 
 func (st *openAIStream) data(v any) {
