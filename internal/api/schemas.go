@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -141,6 +142,10 @@ func toJSONValue(v any) any {
 	return out
 }
 
+// openAPIOnlyFormats are OpenAPI's numeric formats, which JSON Schema
+// does not define; strict validators (Ajv) refuse unknown formats.
+var openAPIOnlyFormats = map[string]bool{"int32": true, "int64": true, "float": true, "double": true}
+
 // inlineRefs replaces {"$ref": "#/$defs/Name", ...} by the named schema
 // (keeping the referring schema's own keywords, such as description).
 // The API's types are not recursive; depth only guards against a mistake.
@@ -159,7 +164,7 @@ func inlineRefs(v any, defs map[string]any, depth int) any {
 			}
 		}
 		for k, xv := range x {
-			if k == "$ref" {
+			if k == "$ref" || (k == "format" && openAPIOnlyFormats[fmt.Sprint(xv)]) {
 				continue
 			}
 			out[k] = inlineRefs(xv, defs, depth+1)
