@@ -186,7 +186,7 @@ func (m *mcpSurface) addTools(srv *mcp.Server) {
 				return nil, nil, err
 			}
 			if a.Limit == 0 {
-				a.Limit = searchDefaultLimit
+				a.Limit = searchDefaultLimit()
 			}
 			out, err := s.search(ctx, &searchInput{Q: a.Query, Type: a.Type, Limit: a.Limit})
 			if err != nil {
@@ -326,14 +326,14 @@ type mcpSearchArgs struct {
 
 // searchDefaultLimit is GET /search's default limit, read from its
 // declaration.
-var searchDefaultLimit = func() int {
+func searchDefaultLimit() int {
 	f, _ := reflect.TypeFor[searchInput]().FieldByName("Limit")
 	n, err := strconv.Atoi(f.Tag.Get("default"))
 	if err != nil {
 		panic("searchInput.Limit has no integer default")
 	}
 	return n
-}()
+}
 
 // add registers t with the SDK: the schemas, then for each call the
 // arguments checked against the input schema (huma's validator, as on the

@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -283,5 +284,28 @@ func TestOpenAIFacadeSharesTheKeyLimit(t *testing.T) {
 	}
 	if facade != 1 || len(log.turns) != 2 {
 		t.Errorf("rows %+v, turns %d", log.rows, len(log.turns))
+	}
+}
+
+// TestOpenAIFacadeTurnFailures: a turn that cannot be recorded is a 500
+// in OpenAI's shape; streamed, an error data line and no [DONE].
+func TestOpenAIFacadeTurnFailures(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	log := &turnLog{AccessStore: f.srv.Access, fail: errors.New("disk full")}
+	f.srv.Access = log
+	key := f.newKey(t, "ws_fail")
+	auth := []string{"Authorization", "Bearer " + key}
+	body := `{"model":"assistant-operator","messages":[{"role":"user","content":"Our packing station cannot keep up"}]}`
+	assertOpenAIError(t, f.do(t, "POST", completionsPath, body, auth...), 500, "server_error", "", "")
+	r := f.do(t, "POST", completionsPath, strings.Replace(body, `{"model"`, `{"stream":true,"model"`, 1), auth...)
+	lines := strings.Split(strings.TrimSpace(r.Body.String()), "\n\n")
+	last := lines[len(lines)-1]
+	if r.Code != 200 || !strings.HasPrefix(last, `data: {"error":{`) || strings.Contains(r.Body.String(), "[DONE]") {
+		t.Errorf("streamed failure: %d %s", r.Code, r.Body)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.rows) != 2 || log.rows[0].Status != 500 || log.rows[1].Status != 500 {
+		t.Errorf("usage rows %+v", log.rows)
 	}
 }
