@@ -9,5 +9,6 @@ cd "$(dirname "$0")"
 
 node --version
 npm --version
-npm ci --no-audit --no-fund --loglevel=error
+# One retry: a registry timeout should not fail CI.
+npm ci --no-audit --no-fund --loglevel=error || { sleep 5; npm ci --no-audit --no-fund --loglevel=error; }
 npm test
