@@ -174,6 +174,7 @@ func keysRevoke(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	db.RecordAudit(ctx, assistant.AuditEvent{At: now, Workspace: k.Workspace, Actor: "cli", Action: "key.revoked", Target: k.ID})
+	announceKeyChange(ctx, e, k.ID)
 	fmt.Fprintf(e.stdout, "Revoked key %s %q of workspace %s.\n", k.ID, k.Name, k.Workspace)
 	return nil
 }

@@ -123,10 +123,10 @@ func TestVersionHelpAndArguments(t *testing.T) {
 }
 
 // TestOtherSettingsStillComeFromTheEnvironment: a setting a subcommand
-// does not offer as a flag is still read, so an unbuilt feature's setting
+// does not offer as a flag is still read and validated, so an invalid one
 // is refused there too.
 func TestOtherSettingsStillComeFromTheEnvironment(t *testing.T) {
-	env := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir(), "ASSISTANT_REDIS_URL": "redis://127.0.0.1:6379"}
+	env := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir(), "ASSISTANT_REDIS_URL": "127.0.0.1:6379"}
 	_, _, err := cliRun(func(k string) string { return env[k] }, "", "keys", "list", "--workspace", "w")
 	if err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
 		t.Errorf("keys list with ASSISTANT_REDIS_URL set: %v, want a refusal naming it", err)

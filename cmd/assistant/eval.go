@@ -101,7 +101,7 @@ func evalRetrieval(ctx context.Context, e env, args []string) error {
 	var scores retrievalScores
 	var misses []string
 	for _, c := range cases {
-		hits, err := db.Search(ctx, assistant.SearchQuery{Text: c.Query, Limit: retrievalCutoff})
+		hits, err := db.retriever.Search(ctx, assistant.SearchQuery{Text: c.Query, Limit: retrievalCutoff})
 		if err != nil {
 			return fmt.Errorf("searching %q: %w", c.Query, err)
 		}

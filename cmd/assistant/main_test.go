@@ -169,9 +169,9 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	}
 }
 
-func TestRefusesUnbuiltSettings(t *testing.T) {
+func TestRefusesInvalidSettings(t *testing.T) {
 	var stderr bytes.Buffer
-	env := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir(), "ASSISTANT_REDIS_URL": "redis://127.0.0.1:6379"}
+	env := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir(), "ASSISTANT_REDIS_URL": "127.0.0.1:6379"}
 	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, nil, io.Discard, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
 		t.Errorf("err = %v, want a refusal naming ASSISTANT_REDIS_URL", err)

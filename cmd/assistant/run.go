@@ -46,7 +46,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve the HTTP API (creates and migrates the database, loads the knowledge base)", serve},
-		{"migrate", "apply pending database migrations and exit", migrate},
+		{"migrate", "apply pending database migrations and exit, or copy a deployment to another database (--from, --to)", migrate},
 		{"keys", "create, list and revoke API keys", keysCommand},
 		{"admin", "manage admin users of the admin area", adminCommand},
 		{"kb", "validate, import or export the knowledge base", kbCommand},
@@ -162,20 +162,6 @@ var commandWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-}
-
-func migrate(ctx context.Context, e env, args []string) error {
-	cfg, err := loadConfig(e, "migrate", args, storeSettings)
-	if err != nil {
-		return err
-	}
-	db, err := openStore(ctx, cfg, e.now)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	fmt.Fprintln(e.stdout, "database is up to date")
-	return nil
 }
 
 func printVersion(_ context.Context, e env, args []string) error {

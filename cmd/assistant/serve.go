@@ -24,7 +24,6 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/anthropic"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
-	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -57,7 +56,17 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	lim, err := openLimits(ctx, cfg, logger, reg, e.now)
+	if err != nil {
+		return err
+	}
+	defer lim.Close()
+
 	verifier := access.NewVerifier(db, e.now, logger)
+	verifier.Events = lim.keyEvents()
 	verifierCtx, stopVerifier := context.WithCancel(context.WithoutCancel(ctx))
 	verifierDone := make(chan struct{})
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
@@ -72,7 +81,8 @@ func serve(ctx context.Context, e env, args []string) error {
 	defer stopSessions()
 	adminArea := &admin.Handler{
 		Store: db, Keys: verifier, Sessions: admin.NewSessions(sessionStore),
-		Throttle: access.NewLoginThrottle(e.now), Logger: logger, Now: e.now,
+		Throttle: lim.loginThrottle(), Attempts: lim.tiered("login_attempts", 0, admin.LoginAttemptsPerMinute),
+		Logger: logger, Now: e.now,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
 		Chat:     chatService,
 	}
@@ -81,12 +91,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
 	srv := &api.Server{
-		Knowledge:      db,
-		Retriever:      db,
+		Knowledge:      db.reader,
+		Retriever:      db.retriever,
 		Citations:      db,
 		Ready:          db,
 		Catalog:        diagnoser.Catalog(),
@@ -94,7 +101,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Logger:         logger,
 		Now:            e.now,
 		Version:        version,
-		PublicLimiter:  ratelimit.NewTiered(cfg.PublicSoftLimit, cfg.PublicHardLimit, time.Minute, e.now),
+		PublicLimiter:  lim.tiered("public", cfg.PublicSoftLimit, cfg.PublicHardLimit),
 		TrustedProxies: cfg.TrustedProxies,
 		CORSOrigins:    cfg.CORSOrigins,
 		Metrics:        reg,
@@ -103,8 +110,11 @@ func serve(ctx context.Context, e env, args []string) error {
 		Admin:          adminHandler,
 		Chat:           chatService,
 		Verifier:       chatService.Checker,
-		ChatLimiter:    ratelimit.NewSlidingWindow(cfg.ChatRateLimit, time.Minute, e.now),
+		ChatLimiter:    lim.window("chat", cfg.ChatRateLimit, cfg.ChatRateWindow),
 		ChatRateLimit:  cfg.ChatRateLimit,
+		ChatRateWindow: cfg.ChatRateWindow,
+		AuthFailures:   lim.tiered("auth_failures", 0, api.AuthFailuresPerMinute),
+		Degradable:     lim.degradable(),
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -150,7 +160,7 @@ func serve(ctx context.Context, e env, args []string) error {
 // newChatService wires the chat turn: the configured model provider, the
 // store as knowledge and retriever, the diagnosis, the personas and the
 // verifier (newVerifier), which POST /api/v1/verify shares.
-func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		return nil, err
@@ -160,7 +170,7 @@ func newChatService(cfg *config.Config, db store, d *diagnose.Diagnoser, now fun
 		return nil, err
 	}
 	return &chat.Service{
-		Provider: provider, Knowledge: db, Retriever: db, Diagnoser: chat.NewDiagnosisAdapter(d),
+		Provider: provider, Knowledge: db.reader, Retriever: db.retriever, Diagnoser: chat.NewDiagnosisAdapter(d),
 		Checker: newVerifier(cfg, provider, logger), Personas: personas, Now: now, NewID: func() string { return "resp_" + access.RandomToken(24) },
 	}, nil
 }

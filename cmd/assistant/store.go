@@ -2,14 +2,16 @@ package main
 
 import (
 	"context"
-	"strings"
 	"time"
 
+	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/postgres"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
@@ -19,19 +21,27 @@ import (
 type store interface {
 	assistant.KnowledgeStore
 	assistant.KnowledgeImporter
-	assistant.Retriever
 	assistant.CitationStore
 	assistant.AccessStore
 	assistant.Pinger
+	assistant.Exporter
+	assistant.Loader
 	// WorkspaceExists reports whether the workspace exists.
 	WorkspaceExists(ctx context.Context, id string) (bool, error)
 	Close() error
 }
 
-// backend is an opened store with what serve needs beside it: the admin
-// sessions kept in the same database.
+// backend is an opened store with what serve needs beside it: the
+// retriever that ranks its entities and the admin sessions kept in the
+// same database.
 type backend struct {
 	store
+	// retriever is the shared in-memory index over the store's entities
+	// (internal/retrieval), which every store ranks through alike.
+	retriever *retrieval.Index
+	// reader answers knowledge reads (cards, stats) from the retriever's
+	// snapshot, in memory; writes go to the store.
+	reader retrieval.Reader
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
@@ -39,12 +49,20 @@ type backend struct {
 
 // openStore opens the store that ASSISTANT_DATABASE_URL selects by its
 // scheme, applying pending migrations: SQLite by default (empty, a path,
-// sqlite:// or file:). postgres:// is refused with config's clear error
-// until the PostgreSQL adapter exists (issue 12); config.Validate already
-// refuses it at start.
+// sqlite:// or file:), PostgreSQL for postgres:// or postgresql://. Both
+// rank through the same in-memory index and keep the admin sessions in
+// their own database.
 func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*backend, error) {
-	if u := cfg.DatabaseURL; strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
-		return nil, config.ErrPostgresNotBuilt
+	if cfg.UsesPostgres() {
+		db, err := postgres.Open(ctx, cfg.DatabaseURL, now)
+		if err != nil {
+			return nil, err
+		}
+		ix := retrieval.NewIndex(db)
+		return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
+			s := pgxstore.NewWithCleanupInterval(db.Pool(), 30*time.Minute)
+			return s, s.StopCleanup
+		}}, nil
 	}
 	path, err := cfg.SQLitePath()
 	if err != nil {
@@ -54,7 +72,8 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 	if err != nil {
 		return nil, err
 	}
-	return &backend{store: db, sessions: func() (scs.Store, func()) {
+	ix := retrieval.NewIndex(db)
+	return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil

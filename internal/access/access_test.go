@@ -263,7 +263,7 @@ func TestLoginThrottle(t *testing.T) {
 	th := access.NewLoginThrottle(clk.Now)
 	fail := func(account, ip string) {
 		t.Helper()
-		a, _ := th.Begin(account, ip)
+		a, _ := th.Begin(context.Background(), account, ip)
 		if a == nil {
 			t.Fatalf("%s from %s refused", account, ip)
 		}
@@ -272,12 +272,12 @@ func TestLoginThrottle(t *testing.T) {
 	for range 10 {
 		fail("admin@x.test", "192.0.2.1")
 	}
-	a, retry := th.Begin("ADMIN@x.test", "192.0.2.1")
+	a, retry := th.Begin(context.Background(), "ADMIN@x.test", "192.0.2.1")
 	if a != nil || retry <= 0 || retry > 15*time.Minute {
 		t.Fatalf("after 10 failures: attempt %v, retry %v", a, retry)
 	}
 	// Another address is not locked out by the pair's failures.
-	if a, _ := th.Begin("admin@x.test", "198.51.100.7"); a == nil {
+	if a, _ := th.Begin(context.Background(), "admin@x.test", "198.51.100.7"); a == nil {
 		t.Fatal("another address is refused")
 	} else {
 		a.Cancel()
@@ -287,28 +287,28 @@ func TestLoginThrottle(t *testing.T) {
 		fail("admin@x.test", fmt.Sprintf("203.0.113.%d", i))
 	}
 	// Every address that failed is now refused, whatever it sends...
-	if a, retry := th.Begin("admin@x.test", "203.0.113.1"); a != nil || retry <= 0 {
+	if a, retry := th.Begin(context.Background(), "admin@x.test", "203.0.113.1"); a != nil || retry <= 0 {
 		t.Errorf("a failed address after the account's budget: %v %v", a, retry)
 	}
 	// ...a fresh address gets one attempt, and the owner's right password
 	// is accepted at once.
-	owner, retry := th.Begin("admin@x.test", "198.51.100.7")
+	owner, retry := th.Begin(context.Background(), "admin@x.test", "198.51.100.7")
 	if owner == nil || retry != 0 {
 		t.Fatalf("the owner's address is refused: %v", retry)
 	}
 	owner.Succeed()
 	fail("admin@x.test", "198.51.100.99")
-	if a, _ := th.Begin("admin@x.test", "198.51.100.99"); a != nil {
+	if a, _ := th.Begin(context.Background(), "admin@x.test", "198.51.100.99"); a != nil {
 		t.Error("a fresh address got a second failure past the account's budget")
 	}
 	// Other accounts, known or not, are untouched.
-	if a, _ := th.Begin("nobody@x.test", "203.0.113.1"); a == nil {
+	if a, _ := th.Begin(context.Background(), "nobody@x.test", "203.0.113.1"); a == nil {
 		t.Error("another account is refused")
 	} else {
 		a.Cancel()
 	}
 	clk.Add(16 * time.Minute)
-	if a, _ := th.Begin("admin@x.test", "192.0.2.1"); a == nil {
+	if a, _ := th.Begin(context.Background(), "admin@x.test", "192.0.2.1"); a == nil {
 		t.Error("after the window: still refused")
 	} else {
 		a.Cancel()
@@ -322,13 +322,13 @@ func TestLoginThrottleUnderConcurrency(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}
 	th := access.NewLoginThrottle(clk.Now)
 	var mu sync.Mutex
-	var admitted []*access.Attempt
+	var admitted []assistant.LoginAttempt
 	var wg sync.WaitGroup
 	for i := range 200 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if a, _ := th.Begin("admin@x.test", fmt.Sprintf("192.0.2.%d", i%5)); a != nil {
+			if a, _ := th.Begin(context.Background(), "admin@x.test", fmt.Sprintf("192.0.2.%d", i%5)); a != nil {
 				mu.Lock()
 				admitted = append(admitted, a)
 				mu.Unlock()
@@ -344,7 +344,7 @@ func TestLoginThrottleUnderConcurrency(t *testing.T) {
 	for _, a := range admitted {
 		a.Fail()
 	}
-	if a, _ := th.Begin("admin@x.test", "192.0.2.1"); a != nil {
+	if a, _ := th.Begin(context.Background(), "admin@x.test", "192.0.2.1"); a != nil {
 		t.Error("a failed address is admitted after the budget is spent")
 	}
 }

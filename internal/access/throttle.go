@@ -1,9 +1,12 @@
 package access
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
 )
 
 // LoginThrottle limits password guessing in the admin area without letting
@@ -28,6 +31,8 @@ import (
 // limit before the first of them is recorded. Callers take an Attempt with
 // Begin and end it with exactly one of Fail, Succeed or Cancel.
 //
+// It is the in-process implementation of assistant.LoginThrottle (the
+// shared one is in internal/redis, which uses this one as its fallback).
 // State lives in memory, bounded by MaxEntries per map (expired windows
 // dropped first, then the oldest).
 type LoginThrottle struct {
@@ -71,6 +76,8 @@ func NewLoginThrottle(now func() time.Time) *LoginThrottle {
 
 func pairKey(account, ip string) string { return strings.ToLower(account) + "\x00" + ip }
 
+var _ assistant.LoginThrottle = (*LoginThrottle)(nil)
+
 // Attempt is one login attempt admitted by Begin.
 type Attempt struct {
 	t          *LoginThrottle
@@ -78,9 +85,18 @@ type Attempt struct {
 	done       bool
 }
 
-// Begin admits a login attempt or refuses it. When refused it returns nil
-// and how long to wait before trying again.
-func (t *LoginThrottle) Begin(account, ip string) (*Attempt, time.Duration) {
+// Begin implements assistant.LoginThrottle: it admits a login attempt or
+// refuses it. When refused it returns nil and how long to wait before
+// trying again.
+func (t *LoginThrottle) Begin(_ context.Context, account, ip string) (assistant.LoginAttempt, time.Duration) {
+	a, retry := t.begin(account, ip)
+	if a == nil {
+		return nil, retry // never a nil *Attempt in a non-nil interface
+	}
+	return a, 0
+}
+
+func (t *LoginThrottle) begin(account, ip string) (*Attempt, time.Duration) {
 	now := t.now()
 	account = strings.ToLower(account)
 	t.mu.Lock()
@@ -130,6 +146,9 @@ func (a *Attempt) Fail() {
 	a.end(func(now time.Time) {
 		t := a.t
 		for _, f := range []*failures{a.pair, a.acct} {
+			if f.count > 0 && now.Sub(f.first) >= t.Window && !now.Before(f.lockedUntil) {
+				f.count = 0 // the window ended while the attempt was in flight
+			}
 			if f.count == 0 {
 				f.first = now // the window starts at the first failure
 			}

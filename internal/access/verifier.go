@@ -19,15 +19,20 @@ type KeyLookup interface {
 }
 
 // Verifier checks presented API keys. It caches key rows by id so a
-// verification needs no database query, and keeps D18 across processes by
-// polling the store for recent revocations every PollInterval (a key
-// revoked by `assistant keys revoke` is evicted within that time). It
-// records last-used times in memory and writes them in one batch every
-// FlushInterval, never once per request.
+// verification needs no database query, and keeps D18 across processes in
+// two ways: with Events set, every instance hears at once of a key changed
+// anywhere (Announce publishes, Run subscribes), and in any case it polls
+// the store for recent revocations every PollInterval, so a revocation
+// whose notice was lost (or made with no Events configured) is evicted
+// within that time. It records last-used times in memory and writes them
+// in one batch every FlushInterval, never once per request.
 type Verifier struct {
 	store  KeyLookup
 	now    func() time.Time
 	logger *slog.Logger
+
+	// Events, optional, carries key-change notices between instances.
+	Events assistant.KeyEvents
 
 	// CacheTTL bounds how long a cached row is trusted without a fresh
 	// read, as a backstop to polling.
@@ -181,9 +186,32 @@ func (v *Verifier) Forget(ids ...string) {
 	v.mu.Unlock()
 }
 
-// Run polls for revocations and flushes last-used times until ctx ends,
-// then flushes once more.
+// Announce evicts keys that this process changed (revoked, or whose expiry
+// it moved) from its cache and, with Events set, tells every other
+// instance to do the same. A notice that cannot be sent is logged: the
+// other instances still find the revocation by polling.
+func (v *Verifier) Announce(ctx context.Context, ids ...string) {
+	v.Forget(ids...)
+	if v.Events == nil || len(ids) == 0 {
+		return
+	}
+	if err := v.Events.PublishKeyChanges(ctx, ids...); err != nil {
+		v.logger.WarnContext(ctx, "announcing a key change to the other instances failed; they will find it by polling",
+			"err", err, "keys", ids)
+	}
+}
+
+// Run polls for revocations, listens to Events (when set) and flushes
+// last-used times until ctx ends, then flushes once more.
 func (v *Verifier) Run(ctx context.Context) {
+	if v.Events != nil {
+		listening := make(chan struct{})
+		go func() {
+			defer close(listening)
+			v.Events.SubscribeKeyChanges(ctx, func(ids []string) { v.Forget(ids...) })
+		}()
+		defer func() { <-listening }()
+	}
 	poll := time.NewTicker(v.PollInterval)
 	flush := time.NewTicker(v.FlushInterval)
 	defer poll.Stop()

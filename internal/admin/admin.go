@@ -6,9 +6,9 @@
 // Sessions come from scs; cross-site form posts are refused by net/http's
 // CrossOriginProtection; forms are url-encoded bodies of at most
 // MaxFormBytes; logins and setup are limited per address, failed logins go
-// through access.LoginThrottle and every password hash through a bounded
-// access.HashLimiter; every key and login event is written to the audit
-// log (D17). docs/security.md describes the limits.
+// through an assistant.LoginThrottle and every password hash through a
+// bounded access.HashLimiter; every key and login event is written to the
+// audit log (D17). docs/security.md describes the limits.
 package admin
 
 import (
@@ -47,9 +47,11 @@ var staticFS embed.FS
 // Handler serves /admin/.
 type Handler struct {
 	Store    assistant.AccessStore
-	Keys     *access.Verifier // evicts revoked keys at once in this process
+	Keys     *access.Verifier // evicts revoked keys at once, on every instance
 	Sessions *scs.SessionManager
-	Throttle *access.LoginThrottle
+	// Throttle counts failed logins (access.LoginThrottle in one process;
+	// a shared one across instances).
+	Throttle assistant.LoginThrottle
 	Logger   *slog.Logger
 	Now      func() time.Time
 	// ClientIP returns the client address of a request (the same rule as
@@ -509,7 +511,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) error {
 	if len(email) > 254 {
 		return fail(http.StatusUnauthorized, "The email or password is wrong.")
 	}
-	attempt, retry := h.Throttle.Begin(email, addressKey(ip))
+	attempt, retry := h.Throttle.Begin(ctx, email, addressKey(ip))
 	if attempt == nil {
 		h.audit(r, "", email, "login.locked", email, "")
 		minutes := int((retry + time.Minute - 1) / time.Minute)
@@ -688,7 +690,7 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request, u *sessionUs
 	if _, err := h.Store.RevokeKey(ctx, u.Workspace, k.ID, h.Now().UTC()); err != nil {
 		return err
 	}
-	h.Keys.Forget(k.ID)
+	h.Keys.Announce(ctx, k.ID)
 	h.audit(r, u.Workspace, u.Email, "key.revoked", k.ID, k.Name)
 	h.Sessions.Put(ctx, sessFlash, fmt.Sprintf("Key %s (%s) is revoked.", k.ID, k.Name))
 	http.Redirect(w, r, "/admin/integrations", http.StatusSeeOther)

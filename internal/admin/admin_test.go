@@ -24,6 +24,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
@@ -79,7 +80,7 @@ func newEnv(t *testing.T, tweak ...func(*admin.Handler)) *env {
 		t.Fatal(err)
 	}
 	cat, _ := diagnose.LoadCatalog()
-	apiServer := &api.Server{Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Logger: logger,
+	apiServer := &api.Server{Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Logger: logger,
 		Now: clk.Now, Version: "test", PublicLimiter: ratelimit.NewTiered(0, 0, time.Minute, clk.Now),
 		Metrics: prometheus.NewRegistry(), Access: db, Keys: verifier, Admin: adminHandler}
 	srv := httptest.NewServer(apiServer.Handler())

@@ -41,7 +41,7 @@ func (h *Handler) changePassword(w http.ResponseWriter, r *http.Request, u *sess
 	if err := access.CheckPasswordPolicy(password); err != nil {
 		return again(http.StatusBadRequest, assistant.ErrorMessage(err))
 	}
-	attempt, retry := h.Throttle.Begin(u.Email, addressKey(h.ClientIP(r)))
+	attempt, retry := h.Throttle.Begin(ctx, u.Email, addressKey(h.ClientIP(r)))
 	if attempt == nil {
 		w.Header().Set("Retry-After", strconv.Itoa(ceilSeconds(retry)))
 		return again(http.StatusTooManyRequests, fmt.Sprintf(

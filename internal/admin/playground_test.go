@@ -15,6 +15,7 @@ import (
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -53,7 +54,7 @@ func (e *env) chat(t *testing.T) *chat.Service {
 		t.Fatal(err)
 	}
 	n := 0
-	return &chat.Service{Provider: builtin.New(), Knowledge: e.db, Retriever: e.db, Checker: verify.New(),
+	return &chat.Service{Provider: builtin.New(), Knowledge: e.db, Retriever: retrieval.NewIndex(e.db, retrieval.WithCheckInterval(0)), Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(dg), Personas: personas, Now: e.clock.Now,
 		NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 }

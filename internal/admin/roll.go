@@ -82,7 +82,7 @@ func (h *Handler) rollKey(w http.ResponseWriter, r *http.Request, u *sessionUser
 		}
 		detail = "expires " + upd.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	h.Keys.Forget(old.ID)
+	h.Keys.Announce(ctx, old.ID) // revoked, or expiring sooner: on every instance
 	h.audit(r, u.Workspace, u.Email, "key.rolled", old.ID, fmt.Sprintf("replaced by %s; old key %s", id, detail))
 	h.Sessions.Put(ctx, sessNewKey, h.seal(id, plaintext))
 	h.Sessions.Put(ctx, sessNewKeyID, id)

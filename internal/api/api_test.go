@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,6 +23,7 @@ import (
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -70,7 +72,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 	}
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
-		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
+		Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clk.Now, Version: "test",
 		PublicLimiter: lim, Metrics: prometheus.NewRegistry(),
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -600,11 +602,24 @@ func TestOperationalEndpoints(t *testing.T) {
 	if !strings.Contains(r.Body.String(), "assistant_http_request_duration_seconds_bucket") {
 		t.Errorf("metrics lack the latency histogram")
 	}
+	// A degradable dependency that fails is reported, and the instance
+	// stays ready.
+	f.srv.Degradable = map[string]assistant.Pinger{"redis": pingFunc(func() error { return errors.New("down") })}
+	f.srv.Metrics = prometheus.NewRegistry()
+	h, _ := f.srv.HandlerAndRoutes()
+	f.h = h
+	if r := f.do(t, "GET", "/readyz", ""); r.Code != 200 || r.Body.String() != `{"checks":{"database":"ok","redis":"degraded"},"status":"degraded"}`+"\n" {
+		t.Errorf("readyz with Redis down: %d %s", r.Code, r.Body)
+	}
 	f.db.Close()
-	if r := f.do(t, "GET", "/readyz", ""); r.Code != 503 {
-		t.Errorf("readyz with a closed database: %d", r.Code)
+	if r := f.do(t, "GET", "/readyz", ""); r.Code != 503 || !strings.Contains(r.Body.String(), `"database":"failing"`) {
+		t.Errorf("readyz with a closed database: %d %s", r.Code, r.Body)
 	}
 }
+
+type pingFunc func() error
+
+func (f pingFunc) Ping(context.Context) error { return f() }
 
 func TestDocsPage(t *testing.T) {
 	f := newFixture(t, 0, 0)
@@ -618,9 +633,21 @@ func TestDocsPage(t *testing.T) {
 	if strings.Contains(r.Body.String(), "://") {
 		t.Errorf("docs page loads something from another host")
 	}
+	if r.Header().Get("ETag") == "" || r.Header().Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=60" {
+		t.Errorf("docs page: ETag %q, Cache-Control %q", r.Header().Get("ETag"), r.Header().Get("Cache-Control"))
+	}
 	for _, asset := range []string{"init.js", "swagger-ui/swagger-ui-bundle.js", "swagger-ui/swagger-ui.css"} {
-		if r := f.do(t, "GET", "/api/assistant/docs/"+asset, ""); r.Code != 200 {
+		r := f.do(t, "GET", "/api/assistant/docs/"+asset, "")
+		if r.Code != 200 {
 			t.Errorf("%s: %d", asset, r.Code)
+		}
+		// The ETag was computed at start and is the hash of what is served.
+		if tag := r.Header().Get("ETag"); tag != api.StrongETag(r.Body.Bytes()) {
+			t.Errorf("%s: ETag %q is not the body's", asset, tag)
+		}
+		again := f.do(t, "GET", "/api/assistant/docs/"+asset, "", "If-None-Match", r.Header().Get("ETag"))
+		if again.Code != 304 || again.Body.Len() != 0 {
+			t.Errorf("%s with If-None-Match: %d, %d bytes", asset, again.Code, again.Body.Len())
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -173,13 +174,17 @@ func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"te
 // every response carries RateLimit-Policy and RateLimit; past the limit
 // the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
 // after authentication, so failed authentication counts against no key.
-func keyRateLimit(lim assistant.Limiter, limit int, logger interface {
+func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger interface {
 	WarnContext(context.Context, string, ...any)
 }) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if lim == nil || limit <= 0 {
 			return next
 		}
+		if window <= 0 {
+			window = time.Minute
+		}
+		windowSecs := max(1, ceilSeconds(window))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, ok := KeyFrom(r.Context())
 			if !ok || r.Method != http.MethodPost || !limitedPaths[r.URL.Path] {
@@ -195,12 +200,12 @@ func keyRateLimit(lim assistant.Limiter, limit int, logger interface {
 			}
 			reset := max(1, ceilSeconds(v.Reset))
 			h := w.Header()
-			h.Set("RateLimit-Policy", fmt.Sprintf(`"chat";q=%d;w=60`, limit))
+			h.Set("RateLimit-Policy", fmt.Sprintf(`"chat";q=%d;w=%d`, limit, windowSecs))
 			h.Set("RateLimit", fmt.Sprintf(`"chat";r=%d;t=%d`, v.Remaining, reset))
 			if !v.Allowed {
 				secs := max(1, ceilSeconds(v.RetryAfter))
 				writeProblem(w, rateLimited(r.Context(), secs,
-					"This key made "+strconv.Itoa(limit)+" requests in the last 60 seconds. Retry after "+strconv.Itoa(secs)+" seconds."))
+					"This key made "+strconv.Itoa(limit)+" requests in the last "+strconv.Itoa(windowSecs)+" seconds. Retry after "+strconv.Itoa(secs)+" seconds."))
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -9,11 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -25,7 +29,7 @@ func newChatService(t *testing.T, db *sqlite.DB, d *diagnose.Diagnoser, now func
 		t.Fatal(err)
 	}
 	n := 0
-	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Checker: verify.New(),
+	return &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(d),
 		Personas:  personas, Now: now, NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 }
@@ -169,6 +173,36 @@ func TestChatRateLimit(t *testing.T) {
 	}
 	if r := f.chat(t, other, `{"message":"hello again"}`); r.Code != 200 {
 		t.Errorf("after failed authentications: %d", r.Code)
+	}
+}
+
+// TestChatRateWindow: an operator's shorter window (ASSISTANT_CHAT_RATE_WINDOW)
+// is the one the limiter counts over and the one the headers and the 429
+// report; waiting the Retry-After admits the next request.
+func TestChatRateWindow(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	f.srv.ChatLimiter = ratelimit.NewSlidingWindow(2, 3*time.Second, f.clock.Now)
+	f.srv.ChatRateLimit, f.srv.ChatRateWindow = 2, 3*time.Second
+	f.srv.Metrics = prometheus.NewRegistry()
+	f.h, f.routes = f.srv.HandlerAndRoutes()
+	key := f.newKey(t, "acme")
+	for i := 1; i <= 2; i++ {
+		r := f.chat(t, key, `{}`)
+		if r.Code != 400 || r.Header().Get("RateLimit-Policy") != `"chat";q=2;w=3` {
+			t.Fatalf("request %d: %d, RateLimit-Policy %q", i, r.Code, r.Header().Get("RateLimit-Policy"))
+		}
+		f.clock.Add(500 * time.Millisecond)
+	}
+	r := f.chat(t, key, `{"message":"hi"}`)
+	p := assertProblem(t, r, 429)
+	// The first admission was 1 s ago: 2 s are left of its window.
+	if r.Header().Get("Retry-After") != "2" || p["retry_after_seconds"] != 2.0 ||
+		!strings.Contains(fmt.Sprint(p["detail"]), "2 requests in the last 3 seconds") {
+		t.Fatalf("429: Retry-After %q, %v", r.Header().Get("Retry-After"), p)
+	}
+	f.clock.Add(2 * time.Second)
+	if r := f.chat(t, key, `{"message":"hello there"}`); r.Code != 200 {
+		t.Errorf("after Retry-After: %d", r.Code)
 	}
 }
 

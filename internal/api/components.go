@@ -3,6 +3,7 @@ package api
 import (
 	_ "embed"
 	"net/http"
+	"strconv"
 )
 
 // componentsPrefix is where the embeddable web components are served:
@@ -17,14 +18,23 @@ const componentsPrefix = "/components/"
 var citationsComponent []byte
 
 // componentHandler serves the embedded component as JavaScript. The
-// caching middleware adds the public cache policy and an ETag, and cors
+// caching middleware adds the public cache policy (the ETag is computed once, here), and cors
 // allows any origin (a module script is fetched with CORS).
 func componentHandler(body []byte) http.Handler {
+	etag := strongETag(body)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
+		h.Set("ETag", etag)
+		if etagMatches(r.Header.Get("If-None-Match"), etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 		h.Set("Content-Type", "text/javascript; charset=utf-8")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-		w.Write(body)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		if r.Method != http.MethodHead {
+			w.Write(body)
+		}
 	})
 }

@@ -7,3 +7,6 @@ func (s *Server) HandlerAndRoutes() (http.Handler, []string) { return s.handler(
 
 // CitationsComponent is the embedded <assistant-citations> module.
 var CitationsComponent = citationsComponent
+
+// StrongETag is the ETag the service gives a body.
+var StrongETag = strongETag

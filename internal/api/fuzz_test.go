@@ -22,6 +22,7 @@ import (
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -54,10 +55,10 @@ func fuzzServer(tb testing.TB) (http.Handler, string) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	n := 0
 	srv := &api.Server{
-		Knowledge: db, Retriever: db, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
+		Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
 		Logger: logger, Now: now, Version: "fuzz", PublicLimiter: ratelimit.NewTiered(0, 0, time.Minute, now),
 		Metrics: prometheus.NewRegistry(), Access: db, Keys: access.NewVerifier(db, now, logger),
-		Chat: &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: db, Checker: verify.New(),
+		Chat: &chat.Service{Provider: builtin.New(), Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Checker: verify.New(),
 			Diagnoser: chat.NewDiagnosisAdapter(dg), Personas: personas, Now: now,
 			NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }},
 		ChatLimiter: ratelimit.NewSlidingWindow(0, time.Minute, now),

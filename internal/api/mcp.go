@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -147,8 +148,13 @@ func (m *mcpSurface) admit(ctx context.Context) error {
 	secs := max(1, ceilSeconds(d.RetryAfter))
 	usageFrom(ctx).failedWith(http.StatusTooManyRequests)
 	data, _ := json.Marshal(map[string]any{"status": http.StatusTooManyRequests, "retry_after_seconds": secs, "request_id": RequestIDFrom(ctx)})
+	window := m.s.ChatRateWindow
+	if window <= 0 {
+		window = time.Minute
+	}
 	return &jsonrpc.Error{Code: mcpCodeRateLimited, Data: data, Message: "This key made " + strconv.Itoa(limit) +
-		" requests in the last 60 seconds (chat, verify, MCP calls and the OpenAI-compatible facade share the budget). Retry after " +
+		" requests in the last " + strconv.Itoa(max(1, ceilSeconds(window))) +
+		" seconds (chat, verify, MCP calls and the OpenAI-compatible facade share the budget). Retry after " +
 		strconv.Itoa(secs) + " seconds."}
 }
 

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -433,7 +431,10 @@ const (
 // caching sets the caching headers of D14 on /api/ responses and the
 // /components/: POSTs, try-it-now calls and every authenticated /api/v1/
 // answer are no-store; successful public GETs get the public policy, a
-// strong ETag over the body, and 304 for a matching If-None-Match.
+// strong ETag and 304 for a matching If-None-Match. A handler that sets
+// its own ETag (a static file, whose tag is computed once at start) is
+// streamed as it writes; otherwise the body is buffered and the ETag is
+// its hash.
 func caching(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		component := strings.HasPrefix(r.URL.Path, componentsPrefix)
@@ -453,8 +454,18 @@ func caching(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		bw := &bufferedWriter{header: w.Header()}
+		policy := cachePublic
+		if tryItNow {
+			policy = cacheNoStore
+		}
+		bw := &cachingWriter{w: w, policy: policy}
 		next.ServeHTTP(bw, r)
+		if !bw.decided && w.Header().Get("ETag") != "" {
+			bw.WriteHeader(http.StatusOK) // a HEAD answered with headers only
+		}
+		if bw.passthrough {
+			return
+		}
 		status := bw.status
 		if status == 0 {
 			status = http.StatusOK
@@ -465,14 +476,9 @@ func caching(next http.Handler) http.Handler {
 			w.Write(bw.body.Bytes())
 			return
 		}
-		sum := sha256.Sum256(bw.body.Bytes())
-		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		etag := strongETag(bw.body.Bytes())
 		h.Set("ETag", etag)
-		if tryItNow {
-			h.Set("Cache-Control", cacheNoStore)
-		} else {
-			h.Set("Cache-Control", cachePublic)
-		}
+		h.Set("Cache-Control", policy)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			for _, k := range []string{"Content-Type", "Content-Length"} {
 				h.Del(k)
@@ -503,28 +509,46 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// bufferedWriter holds a response so its ETag can be computed before any
-// byte is sent.
-type bufferedWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+// cachingWriter decides at the response's first byte: when the handler
+// has set an ETag it passes the response through (with the cache policy
+// on success); otherwise it holds the response so that its ETag can be
+// computed before any byte is sent.
+type cachingWriter struct {
+	w           http.ResponseWriter
+	policy      string
+	decided     bool
+	passthrough bool
+	status      int
+	body        bytes.Buffer
 }
 
-func (w *bufferedWriter) Header() http.Header { return w.header }
-func (w *bufferedWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+func (c *cachingWriter) Header() http.Header { return c.w.Header() }
+
+func (c *cachingWriter) WriteHeader(code int) {
+	if c.decided {
+		return
+	}
+	c.decided, c.status = true, code
+	if c.w.Header().Get("ETag") != "" {
+		c.passthrough = true
+		if code == http.StatusOK || code == http.StatusNotModified {
+			c.w.Header().Set("Cache-Control", c.policy)
+		}
+		c.w.WriteHeader(code)
 	}
 }
-func (w *bufferedWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+
+func (c *cachingWriter) Write(b []byte) (int, error) {
+	if !c.decided {
+		c.WriteHeader(http.StatusOK)
 	}
-	return w.body.Write(b)
+	if c.passthrough {
+		return c.w.Write(b)
+	}
+	return c.body.Write(b)
 }
 
 // errHijack is returned if anything tries to hijack a buffered response.
 var errHijack = errors.New("hijacking is not supported")
 
-func (w *bufferedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) { return nil, nil, errHijack }
+func (c *cachingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) { return nil, nil, errHijack }

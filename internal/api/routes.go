@@ -205,7 +205,7 @@ func (s *Server) handler() (http.Handler, []string) {
 		recoverer(s.Logger),
 		cors(s.CORSOrigins),
 		s.authenticate,
-		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.Logger),
+		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger),
 		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger),
 		caching,
 	), mux.patterns
@@ -251,14 +251,26 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Write([]byte(`{"status":"ok"}` + "\n"))
 }
 
+// readyz is 200 while the database answers, 503 otherwise. A degradable
+// dependency that fails (Redis) makes the status "degraded" but never
+// takes the instance out of the load balancer: the service works without
+// it.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	status, checks := "ok", map[string]string{"database": "ok"}
+	for name, p := range s.Degradable {
+		checks[name] = "ok"
+		if err := p.Ping(r.Context()); err != nil {
+			checks[name], status = "degraded", "degraded"
+		}
+	}
+	code := http.StatusOK
 	if err := s.Ready.Ping(r.Context()); err != nil {
 		s.Logger.WarnContext(r.Context(), "not ready", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"status":"unavailable","checks":{"database":"failing"}}` + "\n"))
-		return
+		checks["database"], status, code = "failing", "unavailable", http.StatusServiceUnavailable
 	}
-	w.Write([]byte(`{"status":"ok","checks":{"database":"ok"}}` + "\n"))
+	body, _ := json.Marshal(map[string]any{"status": status, "checks": checks})
+	w.WriteHeader(code)
+	w.Write(append(body, '\n'))
 }

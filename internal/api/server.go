@@ -54,10 +54,14 @@ type Server struct {
 	// Metrics receives the HTTP metrics and is served at /metrics.
 	Metrics *prometheus.Registry
 	// Chat answers POST /api/v1/chat; ChatLimiter limits it per key to
-	// ChatRateLimit requests per rolling minute (0 disables).
-	Chat          *chat.Service
-	ChatLimiter   assistant.Limiter
-	ChatRateLimit int
+	// ChatRateLimit requests (0 disables) per rolling ChatRateWindow (0
+	// means a minute, D2b). The limiter must count over the same window:
+	// ChatRateLimit and ChatRateWindow are what the RateLimit-Policy
+	// header and the 429's detail report.
+	Chat           *chat.Service
+	ChatLimiter    assistant.Limiter
+	ChatRateLimit  int
+	ChatRateWindow time.Duration
 	// Verifier answers POST /api/v1/verify (nil: the route is not served);
 	// it counts against the same per-key limit as Chat (D22).
 	Verifier verify.Verifier
@@ -66,4 +70,8 @@ type Server struct {
 	// AuthFailures, optional, limits failed authentication on /api/v1/
 	// per client address (AuthFailuresPerMinute a minute by default).
 	AuthFailures assistant.TieredLimiter
+	// Degradable, optional, are dependencies the service keeps working
+	// without (Redis: limits fall back to per-instance ones), by name:
+	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
+	Degradable map[string]assistant.Pinger
 }

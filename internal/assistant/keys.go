@@ -85,7 +85,8 @@ type UsageDay struct {
 
 // AccessStore holds workspaces, admin users, API keys, the audit log and
 // usage rows. Methods return *Error with code ENotFound for a missing row
-// and EConflict for a duplicate.
+// and EConflict for a duplicate. Times are kept to the millisecond and read
+// back in UTC; emails are compared without regard to ASCII case.
 type AccessStore interface {
 	// EnsureWorkspace creates the workspace if it does not exist.
 	EnsureWorkspace(ctx context.Context, id string) error
@@ -130,7 +131,8 @@ type AccessStore interface {
 	RecordUsage(ctx context.Context, u UsageRecord) error
 	// RecordTurn stores a chat turn's usage row and its citation events in
 	// one transaction (D5): both or neither. A citation event already
-	// stored (same response id and token) is not stored twice.
+	// stored (same response id and token) is not stored twice; one with an
+	// invalid token is EInvalid (and nothing is stored).
 	RecordTurn(ctx context.Context, u UsageRecord, citations []CitationEvent) error
 	// UsageByDay aggregates a key's usage from since on, by day, status
 	// class and source, ordered by day, class and source.

@@ -6,13 +6,14 @@ import (
 )
 
 // The rate-limit ports the HTTP layer depends on. Implementations:
-// internal/ratelimit (in one process); a shared one (Redis) arrives with
-// the scale-out issue.
+// internal/ratelimit (in one process) and internal/redis (shared by every
+// instance; it decides with an in-process limiter while Redis is down or
+// slow, so in practice it does not fail either).
 //
 // Errors: a limiter returns an error only when it cannot decide (a shared
-// store that is down or slow). Callers fail open: they admit the request
-// and log the error, so a broken limiter never takes the service down. The
-// in-process limiters never fail.
+// store that is down or slow, with no fallback). Callers fail open: they
+// admit the request and log the error, so a broken limiter never takes the
+// service down. The in-process limiters never fail.
 
 // Limiter is an exact per-key limit (D2b): never more than Limit admitted
 // requests for one key in any rolling window. A request counts when it is

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// KnowledgeStore holds the knowledge entities. Implementations: internal/sqlite
-// (later internal/postgres). All methods return *Error values with the codes
-// documented on each method; any other error is an internal failure.
+// KnowledgeStore holds the knowledge entities. Implementations:
+// internal/sqlite and internal/postgres, both held to internal/storetest.
+// All methods return *Error values with the codes documented on each
+// method; any other error is an internal failure.
 type KnowledgeStore interface {
 	// SyncEntities makes the stored entities of the given origin equal to
 	// entities: new ones are inserted, changed ones updated, and entities of
@@ -35,7 +36,7 @@ type KnowledgeStore interface {
 }
 
 // KnowledgeImporter adds entities from outside the embedded corpus
-// (`assistant kb import`). Implementations: internal/sqlite.
+// (`assistant kb import`). Implementations: internal/sqlite, internal/postgres.
 type KnowledgeImporter interface {
 	// ImportEntities inserts each entity, or replaces the stored entity with
 	// its token (embedded or imported), marking it OriginImported so that
@@ -83,8 +84,9 @@ type CitationEvent struct {
 
 // CitationStore records citation events and ranks entities by them.
 type CitationStore interface {
-	// RecordCitations stores events; a second event for the same
-	// (ResponseID, Token) pair is ignored.
+	// RecordCitations stores events in one transaction; a second event for
+	// the same (ResponseID, Token) pair is ignored. An event whose token is
+	// not valid is EInvalid, and then none is stored.
 	RecordCitations(ctx context.Context, events []CitationEvent) error
 
 	// Leaderboard returns the most cited entities with since <= At < until,

@@ -17,6 +17,7 @@ import (
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
+	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -49,7 +50,7 @@ func newService(t testing.TB, provider llm.Provider, diag chat.Diagnoser) (*chat
 	}
 	rec := &recorder{}
 	n := 0
-	s := &chat.Service{Provider: provider, Knowledge: db, Retriever: db, Diagnoser: diag, Checker: verify.New(),
+	s := &chat.Service{Provider: provider, Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Diagnoser: diag, Checker: verify.New(),
 		Personas: personas, Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 		NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
 	return s, rec, db

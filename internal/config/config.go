@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the validated configuration of the service.
@@ -21,12 +22,14 @@ type Config struct {
 	DataDir         string
 	DatabaseURL     string // "" means the SQLite file in DataDir
 	RedisURL        string
+	RedisTimeout    time.Duration
 	LLMProvider     string
 	LLMBaseURL      string
 	LLMAPIKey       string
 	LLMModel        string
 	TrustedProxies  []netip.Prefix
 	ChatRateLimit   int
+	ChatRateWindow  time.Duration
 	PublicSoftLimit int
 	PublicHardLimit int
 	LogLevel        slog.Level
@@ -55,11 +58,13 @@ var Settings = []Setting{
 	{Env: "ASSISTANT_DATA_DIR", Flag: "data-dir", Default: "./data", Help: "directory of the SQLite database and other local state",
 		apply: func(c *Config, v string) error { c.DataDir = v; return nil }},
 	{Env: "ASSISTANT_DATABASE_URL", Flag: "database-url", Default: "", Secret: true,
-		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; postgres:// selects PostgreSQL",
+		Help:  "database to use: empty for the SQLite file in the data dir, a file path or sqlite:// URL for another SQLite file; a postgres:// URL selects PostgreSQL",
 		apply: func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
-	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true, NotYet: "the scale-out issue (PostgreSQL and Redis)",
-		Help:  "Redis for shared rate limits and caches across instances; empty keeps them in process",
+	{Env: "ASSISTANT_REDIS_URL", Flag: "redis-url", Default: "", Secret: true,
+		Help:  "Redis (redis://, rediss:// or unix://) shared by all instances for rate limits, the login throttle and key revocations; empty keeps them in process",
 		apply: func(c *Config, v string) error { c.RedisURL = v; return nil }},
+	{Env: "ASSISTANT_REDIS_TIMEOUT", Flag: "redis-timeout", Default: "25ms", Help: "time limit of each Redis call (1ms to 1s); past it a limit is decided by this instance alone",
+		apply: func(c *Config, v string) (err error) { c.RedisTimeout, err = parseRedisTimeout(v); return err }},
 	{Env: "ASSISTANT_LLM_PROVIDER", Flag: "llm-provider", Default: "builtin", Help: "model provider of the chat: builtin (offline), openai or anthropic",
 		apply: func(c *Config, v string) error { c.LLMProvider = v; return nil }},
 	{Env: "ASSISTANT_LLM_BASE_URL", Flag: "llm-base-url", Default: "", Help: "base URL of the model provider's API (openai: any OpenAI-compatible server)",
@@ -70,8 +75,10 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.LLMModel = v; return nil }},
 	{Env: "ASSISTANT_TRUSTED_PROXIES", Flag: "trusted-proxies", Default: "", Help: "comma-separated CIDRs of reverse proxies whose X-Forwarded-For is believed",
 		apply: func(c *Config, v string) (err error) { c.TrustedProxies, err = parsePrefixes(v); return err }},
-	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", Help: "chat requests per key per rolling minute; 0 disables",
+	{Env: "ASSISTANT_CHAT_RATE_LIMIT", Flag: "chat-rate-limit", Default: "60", Help: "chat (and verify) requests per key per rolling window (ASSISTANT_CHAT_RATE_WINDOW); 0 disables",
 		apply: func(c *Config, v string) (err error) { c.ChatRateLimit, err = parseLimit(v); return err }},
+	{Env: "ASSISTANT_CHAT_RATE_WINDOW", Flag: "chat-rate-window", Default: "60s", Help: "the rolling window of the per-key chat limit: whole seconds from 1s to 1h, e.g. 60s or 2s",
+		apply: func(c *Config, v string) (err error) { c.ChatRateWindow, err = parseWindow(v); return err }},
 	{Env: "ASSISTANT_PUBLIC_SOFT_LIMIT", Flag: "public-soft-limit", Default: "60", Help: "public requests per client IP per minute before RateLimit headers show 0 left; 0 disables",
 		apply: func(c *Config, v string) (err error) { c.PublicSoftLimit, err = parseLimit(v); return err }},
 	{Env: "ASSISTANT_PUBLIC_HARD_LIMIT", Flag: "public-hard-limit", Default: "600", Help: "public requests per client IP per minute before 429; 0 disables",
@@ -179,8 +186,10 @@ func (c *Config) validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("ASSISTANT_DATA_DIR must not be empty"))
 	}
-	if _, err := c.SQLitePath(); err != nil {
-		errs = append(errs, err)
+	if !c.UsesPostgres() {
+		if _, err := c.SQLitePath(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	switch c.LLMProvider {
 	case "builtin":
@@ -199,15 +208,20 @@ func (c *Config) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%q is not one of builtin, openai, anthropic", c.LLMProvider))
 	}
+	if err := checkRedisURL(c.RedisURL); err != nil {
+		errs = append(errs, err)
+	}
 	if c.PublicSoftLimit > 0 && c.PublicHardLimit > 0 && c.PublicSoftLimit > c.PublicHardLimit {
 		errs = append(errs, fmt.Errorf("ASSISTANT_PUBLIC_SOFT_LIMIT (%d) must not exceed ASSISTANT_PUBLIC_HARD_LIMIT (%d)", c.PublicSoftLimit, c.PublicHardLimit))
 	}
 	return errors.Join(errs...)
 }
 
-// ErrPostgresNotBuilt refuses a postgres:// ASSISTANT_DATABASE_URL until the
-// PostgreSQL store exists.
-var ErrPostgresNotBuilt = errors.New("ASSISTANT_DATABASE_URL selects PostgreSQL, which is not built yet (it arrives with the scale-out issue); unset it to use SQLite")
+// UsesPostgres reports whether ASSISTANT_DATABASE_URL selects PostgreSQL
+// (postgres:// or postgresql://).
+func (c *Config) UsesPostgres() bool {
+	return strings.HasPrefix(c.DatabaseURL, "postgres://") || strings.HasPrefix(c.DatabaseURL, "postgresql://")
+}
 
 // SQLitePath returns the SQLite database file the configuration selects.
 func (c *Config) SQLitePath() (string, error) {
@@ -215,8 +229,8 @@ func (c *Config) SQLitePath() (string, error) {
 	switch {
 	case u == "":
 		return filepath.Join(c.DataDir, "assistant.db"), nil
-	case strings.HasPrefix(u, "postgres://"), strings.HasPrefix(u, "postgresql://"):
-		return "", ErrPostgresNotBuilt
+	case c.UsesPostgres():
+		return "", fmt.Errorf("ASSISTANT_DATABASE_URL selects PostgreSQL, not a SQLite file: %s", maskURL(u))
 	case strings.HasPrefix(u, "sqlite://"):
 		return strings.TrimPrefix(u, "sqlite://"), nil
 	case strings.HasPrefix(u, "file:"):
@@ -233,9 +247,10 @@ func (c *Config) String() string {
 	var b strings.Builder
 	values := map[string]string{
 		"ASSISTANT_ADDR": c.Addr, "ASSISTANT_DATA_DIR": c.DataDir, "ASSISTANT_DATABASE_URL": maskURL(c.DatabaseURL),
-		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
+		"ASSISTANT_REDIS_URL": maskURL(c.RedisURL), "ASSISTANT_REDIS_TIMEOUT": c.RedisTimeout.String(), "ASSISTANT_LLM_PROVIDER": c.LLMProvider,
 		"ASSISTANT_LLM_BASE_URL": c.LLMBaseURL, "ASSISTANT_LLM_API_KEY": mask(c.LLMAPIKey), "ASSISTANT_LLM_MODEL": c.LLMModel,
 		"ASSISTANT_TRUSTED_PROXIES": joinPrefixes(c.TrustedProxies), "ASSISTANT_CHAT_RATE_LIMIT": strconv.Itoa(c.ChatRateLimit),
+		"ASSISTANT_CHAT_RATE_WINDOW":  seconds(c.ChatRateWindow),
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
 		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
 	}
@@ -249,7 +264,9 @@ func (c *Config) String() string {
 func (c *Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr), slog.String("data_dir", c.DataDir),
-		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("llm_provider", c.LLMProvider),
+		slog.String("database_url", maskURL(c.DatabaseURL)), slog.String("redis_url", maskURL(c.RedisURL)),
+		slog.String("redis_timeout", c.RedisTimeout.String()), slog.String("llm_provider", c.LLMProvider),
+		slog.Int("chat_rate_limit", c.ChatRateLimit), slog.String("chat_rate_window", seconds(c.ChatRateWindow)),
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
 	)
@@ -279,6 +296,60 @@ func parseLimit(v string) (int, error) {
 		return 0, fmt.Errorf("%q is not a whole number >= 0", v)
 	}
 	return n, nil
+}
+
+// Bounds of ASSISTANT_CHAT_RATE_WINDOW. The window is sent in whole
+// seconds (RateLimit-Policy's w, Retry-After), so it is whole seconds too.
+const (
+	MinChatRateWindow = time.Second
+	MaxChatRateWindow = time.Hour
+)
+
+// parseWindow reads a Go duration ("60s", "2s", "1m") of whole seconds
+// between MinChatRateWindow and MaxChatRateWindow.
+func parseWindow(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration such as 60s or 2s", v)
+	case d < MinChatRateWindow || d > MaxChatRateWindow:
+		return 0, fmt.Errorf("%q is outside %s to %s", v, MinChatRateWindow, MaxChatRateWindow)
+	case d%time.Second != 0:
+		return 0, fmt.Errorf("%q is not a whole number of seconds", v)
+	}
+	return d, nil
+}
+
+// checkRedisURL accepts an empty URL (no Redis) or one go-redis can dial:
+// redis:// or rediss:// with a host, or unix:// with a path.
+func checkRedisURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("ASSISTANT_REDIS_URL is not a URL")
+	}
+	switch {
+	case (u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "":
+	case u.Scheme == "unix" && u.Path != "":
+	default:
+		return fmt.Errorf("ASSISTANT_REDIS_URL must be redis://host:port[/db], rediss://... (TLS) or unix:///path, not %s", maskURL(v))
+	}
+	return nil
+}
+
+func parseRedisTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Millisecond || d > time.Second {
+		return 0, fmt.Errorf("%q is not a duration from 1ms to 1s (e.g. 25ms)", v)
+	}
+	return d, nil
+}
+
+// seconds prints a window as ASSISTANT_CHAT_RATE_WINDOW takes it: "60s".
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 }
 
 func parsePrefixes(v string) ([]netip.Prefix, error) {

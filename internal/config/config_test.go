@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/constraintlab/assistant/internal/config"
 )
@@ -25,7 +26,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != ":8080" || c.DataDir != "./data" || c.LLMProvider != "builtin" || c.PublicSoftLimit != 60 ||
-		c.PublicHardLimit != 600 || c.ChatRateLimit != 60 {
+		c.PublicHardLimit != 600 || c.ChatRateLimit != 60 || c.ChatRateWindow != time.Minute {
 		t.Errorf("defaults: %+v", c)
 	}
 	if p, _ := c.SQLitePath(); p != "data/assistant.db" {
@@ -45,8 +46,9 @@ func TestFlagsOverrideEnv(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	cases := map[string]map[string]string{
-		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "postgres://u:secretpw@db/x"},
-		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "redis://localhost:6379"},
+		"ASSISTANT_DATABASE_URL":      {"ASSISTANT_DATABASE_URL": "mysql://u:secretpw@db/x"},
+		"ASSISTANT_REDIS_URL":         {"ASSISTANT_REDIS_URL": "http://u:secretpw@cache:6379"},
+		"ASSISTANT_REDIS_TIMEOUT":     {"ASSISTANT_REDIS_TIMEOUT": "5s"},
 		"ASSISTANT_LLM_MODEL":         {"ASSISTANT_LLM_PROVIDER": "openai"},
 		"ASSISTANT_LLM_API_KEY":       {"ASSISTANT_LLM_API_KEY": "sk-secret"},
 		"ASSISTANT_LLM_PROVIDER":      {"ASSISTANT_LLM_PROVIDER": "llama"},
@@ -64,6 +66,49 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("error leaks a secret: %v", err)
 			}
 		})
+	}
+}
+
+// TestChatRateWindow: the per-key window takes whole seconds from 1s to
+// 1h, from the environment or the flag, and prints as it is written.
+func TestChatRateWindow(t *testing.T) {
+	c, err := load(t, map[string]string{"ASSISTANT_CHAT_RATE_WINDOW": "2s", "ASSISTANT_CHAT_RATE_LIMIT": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ChatRateWindow != 2*time.Second || c.ChatRateLimit != 2 {
+		t.Errorf("got %v, %d", c.ChatRateWindow, c.ChatRateLimit)
+	}
+	if !strings.Contains(c.String(), "ASSISTANT_CHAT_RATE_WINDOW=2s\n") {
+		t.Errorf("String:\n%s", c)
+	}
+	if c, err := load(t, nil, "--chat-rate-window", "1h"); err != nil || c.ChatRateWindow != time.Hour {
+		t.Errorf("flag: %v, %v", c, err)
+	}
+	for _, bad := range []string{"0s", "500ms", "1.5s", "61m", "-1s", "60", "soon"} {
+		_, err := load(t, map[string]string{"ASSISTANT_CHAT_RATE_WINDOW": bad})
+		if err == nil || !strings.Contains(err.Error(), "ASSISTANT_CHAT_RATE_WINDOW") {
+			t.Errorf("%q: error %v does not name the setting", bad, err)
+		}
+	}
+}
+
+func TestRedisSettings(t *testing.T) {
+	for _, u := range []string{"redis://localhost:6379", "redis://:pw@cache:6379/2", "rediss://cache:6380", "unix:///run/redis.sock"} {
+		c, err := load(t, map[string]string{"ASSISTANT_REDIS_URL": u}, "--redis-timeout", "40ms")
+		if err != nil {
+			t.Errorf("%s: %v", u, err)
+		} else if c.RedisURL != u || c.RedisTimeout != 40*time.Millisecond {
+			t.Errorf("%s: got %+v", u, c)
+		}
+	}
+	if c, _ := load(t, nil); c.RedisURL != "" || c.RedisTimeout != 25*time.Millisecond {
+		t.Errorf("defaults: %q %v", c.RedisURL, c.RedisTimeout)
+	}
+	for _, bad := range []string{"redis://", "localhost:6379", "unix://", "memcache://x"} {
+		if _, err := load(t, map[string]string{"ASSISTANT_REDIS_URL": bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
 
@@ -135,8 +180,8 @@ func TestLoadFlagsOffersOnlyThoseFlags(t *testing.T) {
 	if _, _, err := loadFlags(nil, "--cors-origins", "https://x"); !errors.Is(err, config.ErrFlags) {
 		t.Errorf("--cors-origins: err = %v, want ErrFlags", err)
 	}
-	if _, _, err := loadFlags(map[string]string{"ASSISTANT_REDIS_URL": "redis://x"}); err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
-		t.Errorf("an unbuilt setting in the environment: err = %v", err)
+	if _, _, err := loadFlags(map[string]string{"ASSISTANT_REDIS_URL": "localhost:6379"}); err == nil || !strings.Contains(err.Error(), "ASSISTANT_REDIS_URL") {
+		t.Errorf("an invalid setting in the environment: err = %v", err)
 	}
 }
 

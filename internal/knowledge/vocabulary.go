@@ -201,3 +201,25 @@ func stemAll(ws []string) []string {
 // stem is the shared Snowball stemmer (internal/textproc); a vocabulary
 // term and a query word are stemmed alike.
 func stem(w string) string { return textproc.Stem(w) }
+
+// Phrases returns every multi-word term the vocabulary can add to a query,
+// sorted and without duplicates. A query's own terms are single words, so
+// these are the only phrases Analyze ever returns: an index can match them
+// ahead of time.
+func (v *Vocabulary) Phrases() []string {
+	if v == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range v.rules {
+		for _, t := range r.targets {
+			if strings.Contains(t, " ") && !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,6 +1,6 @@
 // Package sqlite is the embedded storage of the assistant service: the
-// knowledge store, retrieval with FTS5 and bm25, and citation events, on one
-// SQLite file in WAL mode (modernc.org/sqlite, pure Go). Its schema lives in
+// knowledge store, citation events and the access records (workspaces,
+// users, keys, audit, usage, admin sessions), on one SQLite file in WAL mode (modernc.org/sqlite, pure Go). Its schema lives in
 // migrations/, numbered goose files applied at open, each in a transaction.
 package sqlite
 
@@ -34,10 +34,11 @@ type DB struct {
 var (
 	_ assistant.KnowledgeStore    = (*DB)(nil)
 	_ assistant.KnowledgeImporter = (*DB)(nil)
-	_ assistant.Retriever         = (*DB)(nil)
 	_ assistant.CitationStore     = (*DB)(nil)
 	_ assistant.Pinger            = (*DB)(nil)
 	_ assistant.AccessStore       = (*DB)(nil)
+	_ assistant.Exporter          = (*DB)(nil)
+	_ assistant.Loader            = (*DB)(nil)
 )
 
 // Open opens (creating if needed) the database file at path and applies the

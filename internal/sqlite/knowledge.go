@@ -212,17 +212,13 @@ func (s *DB) ImportEntities(ctx context.Context, entities []assistant.Entity) (r
 	return res, tx.Commit()
 }
 
-// replaceRows deletes the entities with the stale tokens, then inserts the
-// rows, keeping the search index in step. Deleting in one statement
-// matters: the index can find a row by token only by scanning, so deleting
-// one token at a time would make a large import quadratic.
+// replaceRows deletes the entities with the stale tokens, in one
+// statement, then inserts the rows.
 func (s *DB) replaceRows(ctx context.Context, tx *sql.Tx, stale []string, rows []entityRow) error {
 	if len(stale) > 0 {
 		list := jsonList(stale)
-		for _, table := range []string{"entities", "entities_fts"} {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE token IN (SELECT value FROM json_each(?))`, list); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE token IN (SELECT value FROM json_each(?))`, list); err != nil {
+			return err
 		}
 	}
 	now := s.now().UTC().Format(time.RFC3339)
@@ -232,25 +228,10 @@ func (s *DB) replaceRows(ctx context.Context, tx *sql.Tx, stale []string, rows [
 		return err
 	}
 	defer insertRow.Close()
-	insertIndex, err := tx.PrepareContext(ctx, `INSERT INTO entities_fts (token, title, tags, key_ideas, when_to_use, summary, extra)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer insertIndex.Close()
 	for _, r := range rows {
 		if _, err := insertRow.ExecContext(ctx, r.Token, r.Type, r.Slug, r.Title, r.Authors, r.Year, r.URL, r.URLNote,
 			r.Tags, r.Archetypes, r.Related, r.Summary, r.KeyIdeas, r.WhenToUse, r.Pitfalls, r.Origin, r.Hash, now); err != nil {
 			return fmt.Errorf("writing %s: %w", r.Token, err)
-		}
-		e, err := r.entity()
-		if err != nil {
-			return err
-		}
-		if _, err := insertIndex.ExecContext(ctx, r.Token, e.Title, strings.Join(e.Tags, " "), strings.Join(e.KeyIdeas, "\n"),
-			strings.Join(e.WhenToUse, "\n"), e.Summary,
-			strings.Join(append(append([]string{}, e.Pitfalls...), e.Authors...), "\n")); err != nil {
-			return fmt.Errorf("indexing %s: %w", r.Token, err)
 		}
 	}
 	return nil

@@ -65,13 +65,6 @@ func TestSyncIsIdempotentAndImportedWins(t *testing.T) {
 	if st.Total != 1 || st.Frameworks != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	hits, err := db.Search(ctx, assistant.SearchQuery{Text: "imported", Limit: 5})
-	if err != nil || len(hits) != 1 {
-		t.Errorf("search index not kept in step: %v %v", hits, err)
-	}
-	if hits, _ := db.Search(ctx, assistant.SearchQuery{Text: "One", Limit: 5}); len(hits) != 0 {
-		t.Errorf("deleted entity still searchable: %v", hits)
-	}
 }
 
 func TestEmbeddedCorpusRoundTrips(t *testing.T) {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 )
@@ -15,17 +14,11 @@ func (s *DB) RecordTurn(ctx context.Context, usage assistant.UsageRecord, citati
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO usage (at, workspace, key_id, endpoint, mode, source, status, latency_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ms(usage.At), usage.Workspace, usage.KeyID, usage.Endpoint, usage.Mode,
-		usage.Source, usage.Status, float64(usage.Latency)/float64(time.Millisecond)); err != nil {
+	if err := insertUsage(ctx, tx, usage); err != nil {
 		return err
 	}
-	for _, ev := range citations {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO citation_events (response_id, workspace, source, token, cited_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (response_id, token) DO NOTHING`,
-			ev.ResponseID, ev.Workspace, ev.Source, ev.Token.String(), ev.At.UnixMilli()); err != nil {
-			return err
-		}
+	if err := insertCitations(ctx, tx, citations); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

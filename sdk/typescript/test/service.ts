@@ -1,8 +1,9 @@
-// Builds cmd/assistant once, creates API keys in a temporary data
-// directory, and starts `assistant serve` on a free loopback port: the
-// real service the tests of real.test.ts talk to.
+// Builds cmd/assistant (once per test process), creates API keys in a
+// temporary data directory, and starts `assistant serve` on a free
+// loopback port: the real services the tests of real.test.ts and
+// real-retry.test.ts talk to.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,7 +19,17 @@ export interface RealService {
   key: string;
   /** A second key, spent by the rate-limit test. */
   key2: string;
+  /** What the service printed so far (stdout and stderr: its JSON log lines). */
+  output(): string;
   stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  /**
+   * ASSISTANT_* settings on top of the defaults (the builtin provider, a
+   * data directory of its own, the loopback address).
+   */
+  env?: Record<string, string>;
 }
 
 /** The repository root: the first directory above this file holding go.mod (../../ of sdk/typescript). */
@@ -33,7 +44,7 @@ export function repoRoot(): string {
 }
 
 /** A port nothing listens on now: listen on port 0, read it, close. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -48,21 +59,35 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startService(): Promise<RealService> {
+let built: Promise<string> | undefined;
+
+/** Builds cmd/assistant once per process; the binary's directory is removed when the process exits. */
+function buildService(): Promise<string> {
+  built ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), "assistant-ts-sdk-bin-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const bin = join(dir, "assistant");
+    try {
+      await run("go", ["build", "-o", bin, "./cmd/assistant"], { cwd: repoRoot(), maxBuffer: 16 << 20 });
+    } catch (e) {
+      const err = e as { stderr?: string; message: string };
+      throw new Error(`building the service: ${err.message}\n${err.stderr ?? ""}`);
+    }
+    return bin;
+  })();
+  return built;
+}
+
+export async function startService(opts: ServiceOptions = {}): Promise<RealService> {
+  const bin = await buildService();
   const dir = await mkdtemp(join(tmpdir(), "assistant-ts-sdk-test-"));
-  const bin = join(dir, "assistant");
-  try {
-    await run("go", ["build", "-o", bin, "./cmd/assistant"], { cwd: repoRoot(), maxBuffer: 16 << 20 });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`building the service: ${err.message}\n${err.stderr ?? ""}`);
-  }
   // The service reads ASSISTANT_* variables; the caller's must not change it.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ASSISTANT_")));
   const baseEnv: NodeJS.ProcessEnv = {
     ...inherited,
     ASSISTANT_DATA_DIR: join(dir, "data"),
     ASSISTANT_LLM_PROVIDER: "builtin",
+    ...opts.env,
   };
   const createKey = async (name: string): Promise<string> => {
     const { stdout } = await run(bin, ["keys", "create", "--workspace", "w", "--name", name, "--json"], { env: baseEnv });
@@ -109,7 +134,7 @@ export async function startService(): Promise<RealService> {
       }
       await sleep(100);
     }
-    if (ready) return { baseURL, key, key2, stop };
+    if (ready) return { baseURL, key, key2, output: () => output, stop };
     await stopChild(child);
     if (attempt >= 3 || !/address already in use/i.test(output)) {
       await rm(dir, { recursive: true, force: true });

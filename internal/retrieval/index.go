@@ -1,0 +1,498 @@
+// Package retrieval ranks knowledge entities for a free-text query. It is
+// the one place where ranking lives, whatever store holds the entities: it
+// keeps an immutable in-memory index of them (a snapshot), rebuilt when the
+// store's knowledge version moves, and scores with field-weighted BM25 over
+// the query's weight classes (its own words, synonyms, associations).
+//
+// Because every store is read through the same two calls (AllEntities and
+// KnowledgeVersion), SQLite and PostgreSQL rank identically: the same
+// entities give the same scores, in the same order, with the same ties.
+package retrieval
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/blevesearch/go-porterstemmer"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// Source is what the index reads from a store.
+type Source interface {
+	AllEntities(ctx context.Context) ([]assistant.Entity, error)
+	KnowledgeVersion(ctx context.Context) (int64, error)
+}
+
+// DefaultCheckInterval is how often the index asks the store whether the
+// knowledge changed. A change made by any process (a `kb import`, another
+// instance) is searched within this interval plus the time to rebuild.
+const DefaultCheckInterval = 250 * time.Millisecond
+
+// Index implements assistant.Retriever over a Source. It is safe for
+// concurrent use; searches never wait for a rebuild once a first snapshot
+// exists (they use the previous one meanwhile).
+type Index struct {
+	src           Source
+	checkInterval time.Duration
+	now           func() time.Time
+
+	snap      atomic.Pointer[Snapshot]
+	lastCheck atomic.Int64 // unix nanoseconds of the last version check
+	refresh   sync.Mutex   // held while checking or rebuilding
+}
+
+var _ assistant.Retriever = (*Index)(nil)
+
+// Option configures an Index.
+type Option func(*Index)
+
+// WithCheckInterval sets how often the store's version is checked (0
+// checks on every search).
+func WithCheckInterval(d time.Duration) Option { return func(ix *Index) { ix.checkInterval = d } }
+
+// WithClock sets the clock used to space version checks (tests).
+func WithClock(now func() time.Time) Option { return func(ix *Index) { ix.now = now } }
+
+// NewIndex returns an index over src. It reads nothing until first used.
+func NewIndex(src Source, opts ...Option) *Index {
+	ix := &Index{src: src, checkInterval: DefaultCheckInterval, now: time.Now}
+	for _, o := range opts {
+		o(ix)
+	}
+	return ix
+}
+
+// Snapshot returns the current snapshot, checking the store's version when
+// the last check is older than the check interval and rebuilding when it
+// moved. While one caller rebuilds, others get the previous snapshot.
+func (ix *Index) Snapshot(ctx context.Context) (*Snapshot, error) {
+	cur := ix.snap.Load()
+	if cur != nil && ix.now().UnixNano()-ix.lastCheck.Load() < int64(ix.checkInterval) {
+		return cur, nil
+	}
+	if cur != nil {
+		if !ix.refresh.TryLock() {
+			return cur, nil // someone else is checking
+		}
+	} else {
+		ix.refresh.Lock()
+	}
+	defer ix.refresh.Unlock()
+	if s := ix.snap.Load(); s != cur && s != nil {
+		return s, nil // rebuilt while we waited for the lock
+	}
+	checked := ix.now()
+	v, err := ix.src.KnowledgeVersion(ctx)
+	if err != nil {
+		if cur != nil {
+			return cur, nil // keep serving what we have; the next search retries
+		}
+		return nil, err
+	}
+	if cur != nil && cur.Version == v {
+		ix.lastCheck.Store(checked.UnixNano())
+		return cur, nil
+	}
+	entities, err := ix.src.AllEntities(ctx)
+	if err != nil {
+		if cur != nil {
+			return cur, nil
+		}
+		return nil, err
+	}
+	next := Build(v, entities)
+	ix.snap.Store(next)
+	ix.lastCheck.Store(checked.UnixNano())
+	return next, nil
+}
+
+// Search implements assistant.Retriever.
+func (ix *Index) Search(ctx context.Context, q assistant.SearchQuery) ([]assistant.SearchResult, error) {
+	s, err := ix.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Search(q), nil
+}
+
+// Fields of an entity that are searched, and their BM25 weights: a word in
+// the title counts most, then tags, when-to-use, key ideas, the summary,
+// and last the pitfalls and authors.
+const (
+	fieldTitle = iota
+	fieldTags
+	fieldKeyIdeas
+	fieldWhenToUse
+	fieldSummary
+	fieldExtra
+	numFields
+)
+
+var fieldWeights = [numFields]float64{8.0, 5.0, 3.0, 4.0, 2.0, 1.0}
+
+// BM25 parameters (the usual ones).
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// expansionCeiling bounds what the added terms of one weight class can
+// contribute, in BM25 units (about one well-matched word of the query): an
+// entity that matches many synonyms gains little over one that matches a
+// few, so expansion breaks ties between entities the query's own words
+// leave close rather than outvoting those words.
+const expansionCeiling = 10.0
+
+// saturate maps a BM25 sum smoothly onto [0, expansionCeiling).
+func saturate(score float64) float64 {
+	return expansionCeiling * (1 - math.Exp(-score/expansionCeiling))
+}
+
+// Snapshot is an immutable index of one version of the knowledge base.
+//
+// Everything a query needs that does not depend on the query is computed
+// when the snapshot is built: each posting carries its entity's BM25
+// term-frequency component (field-weighted count, length-normalised,
+// saturated), and the vocabulary's phrases are matched ahead of time, so a
+// search only adds idf × component along the posting lists of its terms.
+type Snapshot struct {
+	// Version is the store's knowledge version the snapshot was built from.
+	Version int64
+
+	docs    []doc
+	byToken map[assistant.Token]uint32
+	stats   assistant.KnowledgeStats
+	terms   map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
+	posts   [][]posting       // by term id, docs ascending
+	idf     []float64         // by term id
+
+	accumulators sync.Pool // *accumulator, sized for len(docs)
+}
+
+type doc struct {
+	entity assistant.Entity
+	token  string
+}
+
+// posting is one entity's BM25 term-frequency component for a term.
+type posting struct {
+	doc uint32
+	tf  float64
+}
+
+// Build indexes entities as the snapshot of version.
+func Build(version int64, entities []assistant.Entity) *Snapshot {
+	s := &Snapshot{Version: version, terms: map[string]uint32{}, docs: make([]doc, len(entities))}
+	sorted := slices.Clone(entities)
+	slices.SortFunc(sorted, func(a, b assistant.Entity) int { return strings.Compare(a.Token().String(), b.Token().String()) })
+
+	// Words are stemmed once per distinct word, not once per occurrence.
+	wordIDs := map[string]uint32{}
+	termOf := func(word string) uint32 {
+		if id, ok := wordIDs[word]; ok {
+			return id
+		}
+		st := porterstemmer.StemString(word)
+		id, ok := s.terms[st]
+		if !ok {
+			id = s.newTerm(st)
+		}
+		wordIDs[word] = id
+		return id
+	}
+
+	// The vocabulary's phrases, as runs of term ids, by their first term,
+	// so that each position of a field is checked against the few phrases
+	// that can start there.
+	type phrase struct {
+		id    uint32
+		words []uint32
+	}
+	phrasesByFirst := map[uint32][]phrase{}
+	for _, p := range knowledge.DefaultVocabulary().Phrases() {
+		ws := textproc.Words(p)
+		if len(ws) < 2 {
+			continue
+		}
+		ids := make([]uint32, len(ws))
+		stems := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = termOf(w)
+			stems[i] = porterstemmer.StemString(w)
+		}
+		key := strings.Join(stems, " ")
+		if _, ok := s.terms[key]; ok {
+			continue
+		}
+		phrasesByFirst[ids[0]] = append(phrasesByFirst[ids[0]], phrase{s.newTerm(key), ids})
+	}
+
+	// Pass 1: weighted counts per (entity, term), entity lengths and
+	// document frequencies.
+	type count struct {
+		term uint32
+		w    float64
+	}
+	perDoc := make([][]count, len(sorted))
+	lengths := make([]int, len(sorted))
+	var df []int
+	total := 0
+	slot := map[uint32]int{} // term -> index in this entity's counts, reset per entity
+	var ids []uint32         // the current field's term ids, reused
+	s.byToken = make(map[assistant.Token]uint32, len(sorted))
+	for i, e := range sorted {
+		s.docs[i] = doc{entity: e, token: e.Token().String()}
+		s.byToken[e.Token()] = uint32(i)
+		s.stats.Total++
+		switch e.Type {
+		case assistant.Framework:
+			s.stats.Frameworks++
+		case assistant.Paper:
+			s.stats.Papers++
+		case assistant.Blog:
+			s.stats.Blogs++
+		}
+		texts := [numFields]string{
+			fieldTitle:     e.Title,
+			fieldTags:      strings.Join(e.Tags, " "),
+			fieldKeyIdeas:  strings.Join(e.KeyIdeas, "\n"),
+			fieldWhenToUse: strings.Join(e.WhenToUse, "\n"),
+			fieldSummary:   e.Summary,
+			fieldExtra:     strings.Join(append(slices.Clone(e.Pitfalls), e.Authors...), "\n"),
+		}
+		clear(slot)
+		var counts []count
+		add := func(id uint32, w float64) {
+			if j, ok := slot[id]; ok {
+				counts[j].w += w
+				return
+			}
+			slot[id] = len(counts)
+			counts = append(counts, count{id, w})
+		}
+		for f, text := range texts {
+			ids = ids[:0]
+			for _, w := range textproc.Words(text) {
+				ids = append(ids, termOf(w))
+			}
+			for j, id := range ids {
+				add(id, fieldWeights[f])
+				for _, p := range phrasesByFirst[id] {
+					if j+len(p.words) <= len(ids) && slices.Equal(ids[j:j+len(p.words)], p.words) {
+						add(p.id, fieldWeights[f])
+					}
+				}
+			}
+			lengths[i] += len(ids)
+		}
+		perDoc[i] = counts
+		total += lengths[i]
+		for len(df) < len(s.posts) {
+			df = append(df, 0)
+		}
+		for _, c := range counts {
+			df[c.term]++
+		}
+	}
+
+	// Pass 2: postings with the length-normalised component, and idf.
+	for id := range s.posts {
+		if id < len(df) && df[id] > 0 {
+			s.posts[id] = make([]posting, 0, df[id])
+		}
+	}
+	avg := 1.0
+	if len(sorted) > 0 && total > 0 {
+		avg = float64(total) / float64(len(sorted))
+	}
+	for i, counts := range perDoc {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
+		for _, c := range counts {
+			s.posts[c.term] = append(s.posts[c.term], posting{doc: uint32(i), tf: c.w * (bm25K1 + 1) / (c.w + norm)})
+		}
+		perDoc[i] = nil
+	}
+	n := float64(len(sorted))
+	s.idf = make([]float64, len(s.posts))
+	for id, list := range s.posts {
+		idf := math.Log((n - float64(len(list)) + 0.5) / (float64(len(list)) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		s.idf[id] = idf
+	}
+	size := len(s.docs)
+	s.accumulators.New = func() any { return newAccumulator(size) }
+	return s
+}
+
+func (s *Snapshot) newTerm(key string) uint32 {
+	id := uint32(len(s.posts))
+	s.terms[key] = id
+	s.posts = append(s.posts, nil)
+	return id
+}
+
+// queryKey is the index key of a query term: its words stemmed with the
+// original Porter stemmer and joined by spaces. Porter rather than the
+// Snowball stemmer the rest of the service uses, because it conflates less
+// ("try" and "tried" stay apart), which measured better on the retrieval
+// dev sets and keeps the ranking the SQLite full-text index gave before
+// ranking moved here. Entity text is split with the same word splitter
+// (textproc.Words), stop words kept: they count in a field's length and
+// in phrases.
+func queryKey(term string) string {
+	ws := textproc.Words(term)
+	for i, w := range ws {
+		ws[i] = porterstemmer.StemString(w)
+	}
+	return strings.Join(ws, " ")
+}
+
+// Len is the number of entities in the snapshot.
+func (s *Snapshot) Len() int { return len(s.docs) }
+
+// accumulator sums scores per entity without a map: a dense array and the
+// list of entities touched, so that resetting costs what was used.
+type accumulator struct {
+	class, total     []float64
+	classSeen, seen  []bool
+	classHit, totHit []uint32
+}
+
+func newAccumulator(n int) *accumulator {
+	return &accumulator{class: make([]float64, n), total: make([]float64, n), classSeen: make([]bool, n), seen: make([]bool, n)}
+}
+
+// Search ranks the snapshot's entities for q. The query is analysed by the
+// knowledge package (knowledge.Vocabulary): its own words, plus synonyms
+// and business associations at lower weights. Each weight class is scored
+// with field-weighted BM25 over all entities (per term, its inverse
+// document frequency times the entity's saturated, length-normalised,
+// field-weighted count of it); the classes of added terms are saturated
+// (see expansionCeiling), and an entity's score is the weighted sum of its
+// class scores. Ties break by token. A query with no searchable words
+// returns no results.
+func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
+	terms := knowledge.DefaultVocabulary().Analyze(q.Text)
+	if len(terms) == 0 || len(s.docs) == 0 {
+		return nil
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 10
+	}
+	var weights []float64
+	classes := map[float64][]string{}
+	for _, t := range terms {
+		if _, ok := classes[t.Weight]; !ok {
+			weights = append(weights, t.Weight)
+		}
+		classes[t.Weight] = append(classes[t.Weight], t.Text)
+	}
+
+	acc := s.accumulators.Get().(*accumulator)
+	defer s.release(acc)
+	for _, w := range weights {
+		for _, text := range classes[w] {
+			id, ok := s.terms[queryKey(text)]
+			if !ok {
+				continue
+			}
+			idf := s.idf[id]
+			for _, p := range s.posts[id] {
+				if !acc.classSeen[p.doc] {
+					acc.classSeen[p.doc] = true
+					acc.classHit = append(acc.classHit, p.doc)
+				}
+				acc.class[p.doc] += idf * p.tf
+			}
+		}
+		for _, d := range acc.classHit {
+			score := acc.class[d]
+			if w < knowledge.WeightOriginal {
+				score = saturate(score)
+			}
+			if !acc.seen[d] {
+				acc.seen[d] = true
+				acc.totHit = append(acc.totHit, d)
+			}
+			acc.total[d] += w * score
+			acc.class[d], acc.classSeen[d] = 0, false
+		}
+		acc.classHit = acc.classHit[:0]
+	}
+
+	// The best `limit` by score, then by token (entities are in token
+	// order), kept in a small heap: the worst of the best at the root.
+	better := func(a, b uint32) bool {
+		if acc.total[a] != acc.total[b] {
+			return acc.total[a] > acc.total[b]
+		}
+		return a < b
+	}
+	top := make([]uint32, 0, limit)
+	for _, d := range acc.totHit {
+		if q.Type != "" && s.docs[d].entity.Type != q.Type {
+			continue
+		}
+		if len(top) < limit {
+			top = append(top, d)
+			for i := len(top) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !better(top[parent], top[i]) {
+					break
+				}
+				top[parent], top[i] = top[i], top[parent]
+				i = parent
+			}
+			continue
+		}
+		if !better(d, top[0]) {
+			continue
+		}
+		top[0] = d
+		for i := 0; ; {
+			worst, l, r := i, 2*i+1, 2*i+2
+			if l < len(top) && better(top[worst], top[l]) {
+				worst = l
+			}
+			if r < len(top) && better(top[worst], top[r]) {
+				worst = r
+			}
+			if worst == i {
+				break
+			}
+			top[i], top[worst] = top[worst], top[i]
+			i = worst
+		}
+	}
+	slices.SortFunc(top, func(a, b uint32) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]assistant.SearchResult, len(top))
+	for i, d := range top {
+		out[i] = assistant.SearchResult{Entity: s.docs[d].entity, Score: acc.total[d]}
+	}
+	return out
+}
+
+// release clears what the search used and returns the accumulator.
+func (s *Snapshot) release(acc *accumulator) {
+	for _, d := range acc.totHit {
+		acc.total[d], acc.seen[d] = 0, false
+	}
+	acc.totHit = acc.totHit[:0]
+	s.accumulators.Put(acc)
+}

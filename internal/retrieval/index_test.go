@@ -1,0 +1,199 @@
+package retrieval_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/retrieval"
+)
+
+// memSource is a store in memory: entities and a version that callers move.
+type memSource struct {
+	mu       sync.Mutex
+	entities []assistant.Entity
+	version  int64
+	fail     error
+	reads    int
+}
+
+func (m *memSource) AllEntities(context.Context) ([]assistant.Entity, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	return append([]assistant.Entity(nil), m.entities...), m.fail
+}
+
+func (m *memSource) KnowledgeVersion(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.version, m.fail
+}
+
+func (m *memSource) set(entities []assistant.Entity, fail error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entities, m.fail = entities, fail
+	m.version++
+}
+
+func embedded(t testing.TB) []assistant.Entity {
+	t.Helper()
+	files, err := knowledge.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]assistant.Entity, len(files))
+	for i, f := range files {
+		out[i] = f.Entity
+	}
+	return out
+}
+
+func tokens(hits []assistant.SearchResult) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Entity.Token().String()
+	}
+	return out
+}
+
+func TestSearchRanksAndStaysSafe(t *testing.T) {
+	ctx := context.Background()
+	ix := retrieval.NewIndex(&memSource{entities: embedded(t), version: 1})
+	cases := []struct {
+		query string
+		typ   assistant.EntityType
+		want  string // a token expected in the top 5
+	}{
+		{"bottleneck", "", "framework:theory-of-constraints"},
+		{"customers cancel their subscription and leave", "", "framework:customer-success"},
+		{"how long work waits in the queue", assistant.Paper, "paper:little-1961-queuing-formula"},
+		{"we are running out of money", assistant.Blog, "blog:graham-2014-the-fatal-pinch"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			hits, err := ix.Search(ctx, assistant.SearchQuery{Text: c.query, Type: c.typ, Limit: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tokens(hits)
+			for i, h := range hits {
+				if c.typ != "" && h.Entity.Type != c.typ {
+					t.Errorf("%s in a %s-only search", h.Entity.Token(), c.typ)
+				}
+				if i > 0 && h.Score > hits[i-1].Score {
+					t.Errorf("results not ordered by score: %v", got)
+				}
+			}
+			if !strings.Contains(strings.Join(got, " "), c.want) {
+				t.Errorf("top 5 %v lack %s", got, c.want)
+			}
+		})
+	}
+	for _, q := range []string{`"`, `*`, `NEAR(a b)`, `((`, `churn) OR (`, `^title:x`, `AND OR NOT`, `'; DROP TABLE entities; --`, "\x00", `™ ☃ 𝄞`, strings.Repeat("pricing churn ", 200)} {
+		if _, err := ix.Search(ctx, assistant.SearchQuery{Text: q, Limit: 10}); err != nil {
+			t.Errorf("q=%q: %v", q, err)
+		}
+	}
+	if hits, err := ix.Search(ctx, assistant.SearchQuery{Text: "the and of", Limit: 10}); err != nil || len(hits) != 0 {
+		t.Errorf("a query of stop words: %v %v, want no results and no error", tokens(hits), err)
+	}
+}
+
+func TestPhrasesMatchRunsOfWordsInOneField(t *testing.T) {
+	// "juggling" adds the phrase "work in progress" (an association): it
+	// counts where those words stand in a row in one field, not where
+	// they are merely present.
+	a := assistant.Entity{Type: assistant.Framework, Slug: "a", Title: "Limits on work in progress", Summary: "s"}
+	b := assistant.Entity{Type: assistant.Framework, Slug: "b", Title: "Progress at work", Summary: "Work moves in steps."}
+	c := assistant.Entity{Type: assistant.Framework, Slug: "c", Title: "Unrelated", Summary: "Nothing here."}
+	hits := retrieval.Build(1, []assistant.Entity{a, b, c}).Search(assistant.SearchQuery{Text: "juggling", Limit: 5})
+	if got := strings.Join(tokens(hits), " "); got != "framework:a" {
+		t.Fatalf("hits %q, want framework:a alone", got)
+	}
+}
+
+func TestTiesBreakByToken(t *testing.T) {
+	var es []assistant.Entity
+	for _, slug := range []string{"c", "a", "b"} {
+		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: slug, Title: "Queue", Summary: "s"})
+	}
+	got := strings.Join(tokens(retrieval.Build(1, es).Search(assistant.SearchQuery{Text: "queue", Limit: 3})), " ")
+	if got != "framework:a framework:b framework:c" {
+		t.Errorf("equal scores ranked %s", got)
+	}
+}
+
+func TestIndexFollowsTheStoreVersion(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	src := &memSource{entities: embedded(t), version: 1}
+	ix := retrieval.NewIndex(src, retrieval.WithClock(clock), retrieval.WithCheckInterval(time.Second))
+	search := func(q string) []string {
+		t.Helper()
+		hits, err := ix.Search(ctx, assistant.SearchQuery{Text: q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tokens(hits)
+	}
+	if got := search("zanzibar"); len(got) != 0 {
+		t.Fatalf("unexpected hits %v", got)
+	}
+	added := assistant.Entity{Type: assistant.Blog, Slug: "zanzibar-notes", Title: "Zanzibar notes", Summary: "About Zanzibar."}
+	src.set(append(embedded(t), added), nil)
+	if got := search("zanzibar"); len(got) != 0 {
+		t.Fatalf("the store was asked again before the check interval: %v", got)
+	}
+	now = now.Add(time.Second)
+	if got := search("zanzibar"); len(got) != 1 || got[0] != "blog:zanzibar-notes" {
+		t.Fatalf("after the interval: %v, want the new entity", got)
+	}
+	reads := src.reads
+	now = now.Add(time.Second)
+	search("zanzibar")
+	if src.reads != reads {
+		t.Errorf("an unchanged version rebuilt the snapshot")
+	}
+	// A store that fails keeps the last snapshot serving.
+	src.set(nil, errors.New("database down"))
+	now = now.Add(time.Second)
+	if got := search("zanzibar"); len(got) != 1 {
+		t.Errorf("with the store down: %v, want the previous snapshot's answer", got)
+	}
+}
+
+func TestFirstSearchReportsAStoreFailure(t *testing.T) {
+	ix := retrieval.NewIndex(&memSource{fail: errors.New("database down")})
+	if _, err := ix.Search(context.Background(), assistant.SearchQuery{Text: "queue"}); err == nil {
+		t.Fatal("no error without any snapshot")
+	}
+}
+
+func TestConcurrentSearchesDuringRebuilds(t *testing.T) {
+	ctx := context.Background()
+	src := &memSource{entities: embedded(t), version: 1}
+	ix := retrieval.NewIndex(src, retrieval.WithCheckInterval(0))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				if g == 0 && i%10 == 0 {
+					src.set(embedded(t), nil)
+				}
+				if _, err := ix.Search(ctx, assistant.SearchQuery{Text: "bottleneck queue", Limit: 5}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
