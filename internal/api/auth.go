@@ -69,6 +69,14 @@ func (u *usage) setMode(mode string) {
 	}
 }
 
+// setEndpoint names the endpoint more precisely than the route pattern
+// (an MCP request records the method and tool it called).
+func (u *usage) setEndpoint(endpoint string) {
+	if u != nil {
+		u.endpoint = func() string { return endpoint }
+	}
+}
+
 func (u *usage) setSource(source string) {
 	if u != nil {
 		u.source = source
@@ -120,7 +128,8 @@ func (u *usage) finish(ctx context.Context) {
 	}
 }
 
-// authenticate guards every /api/v1/ route (interface.md section 5): a
+// authenticate guards every /api/v1/ route and the MCP endpoint /mcp
+// (interface.md section 5): a
 // missing, malformed, unknown, revoked or expired bearer key is 401 (D1),
 // checked before routing, so unknown /api/v1/ paths do not reveal
 // themselves to unauthenticated callers. The workspace comes from the key
@@ -131,7 +140,7 @@ func (u *usage) finish(ctx context.Context) {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	failures := s.authFailureLimiter()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/v1/") || r.Method == http.MethodOptions {
+		if !(strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == mcpPath) || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -61,28 +61,15 @@ func wantsStream(accept string) bool {
 }
 
 func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamResponse, error) {
-	key, _ := KeyFrom(ctx)
-	u := usageFrom(ctx)
-	mode := in.Body.Mode
-	if mode == "" {
-		mode = "operator"
+	// Checked before any streaming starts, so a bad vertical is an
+	// ordinary 400.
+	req, err := s.prepareTurn(ctx, in.Body)
+	if err != nil {
+		return nil, s.chatProblem(ctx, err)
 	}
-	u.setMode(mode)
-	u.setSource(in.Body.Source)
-	if in.Body.Vertical != "" {
-		// Checked before any streaming starts, so it is an ordinary 400.
-		if err := assistant.CheckVertical(in.Body.Vertical); err != nil {
-			return nil, s.chatProblem(ctx, err)
-		}
-	}
-	req := chat.Request{Message: strings.TrimSpace(in.Body.Message), History: in.Body.History, Mode: mode,
-		Vertical: in.Body.Vertical, Source: in.Body.Source, Workspace: key.Workspace}
 
 	if !wantsStream(in.Accept) {
-		resp, citations, err := s.Chat.Run(ctx, req, nil)
-		if err == nil {
-			err = u.recordTurn(ctx, citations)
-		}
+		resp, err := s.runTurn(ctx, req, nil)
 		if err != nil {
 			return nil, s.chatProblem(ctx, err)
 		}
@@ -98,18 +85,52 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 		hctx.SetStatus(http.StatusOK)
 		w, _ := hctx.BodyWriter().(http.ResponseWriter)
 		stream := &eventStream{w: w}
-		resp, citations, err := s.Chat.Run(ctx, req, stream)
-		if err == nil {
-			err = u.recordTurn(ctx, citations)
-		}
+		resp, err := s.runTurn(ctx, req, stream)
 		if err != nil {
 			p := s.chatProblem(ctx, err)
-			u.failedWith(p.Status)
+			usageFrom(ctx).failedWith(p.Status)
 			stream.send("error", p)
 			return
 		}
 		stream.send("final", resp)
 	}}, nil
+}
+
+// prepareTurn turns a validated chat request into the turn to run, for
+// every surface that runs one (POST /api/v1/chat, the OpenAI-compatible
+// facade, MCP's ask_assistant): the default mode, the mode and source on
+// the request's usage row, and the vertical checked (D28) before anything
+// is streamed. The workspace comes from the request's key.
+func (s *Server) prepareTurn(ctx context.Context, body chatRequest) (chat.Request, error) {
+	key, _ := KeyFrom(ctx)
+	u := usageFrom(ctx)
+	mode := body.Mode
+	if mode == "" {
+		mode = "operator"
+	}
+	u.setMode(mode)
+	u.setSource(body.Source)
+	if body.Vertical != "" {
+		if err := assistant.CheckVertical(body.Vertical); err != nil {
+			return chat.Request{}, err
+		}
+	}
+	return chat.Request{Message: strings.TrimSpace(body.Message), History: body.History, Mode: mode,
+		Vertical: body.Vertical, Source: body.Source, Workspace: key.Workspace}, nil
+}
+
+// runTurn runs a prepared turn and, when it succeeds, records its usage
+// row with its citation events in one transaction (D5) before the caller
+// shows the answer. events may be nil.
+func (s *Server) runTurn(ctx context.Context, req chat.Request, events chat.Events) (chat.Response, error) {
+	resp, citations, err := s.Chat.Run(ctx, req, events)
+	if err == nil {
+		err = usageFrom(ctx).recordTurn(ctx, citations)
+	}
+	if err != nil {
+		return chat.Response{}, err
+	}
+	return resp, nil
 }
 
 // chatProblem maps a failed turn: an unavailable upstream is 502 with a
@@ -192,6 +213,8 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 	}
 }
 
-// limitedPaths are the endpoints under the per-key limit. Verify shares
-// chat's budget and policy name (D22): one window per key for both.
-var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true}
+// limitedPaths are the endpoints under the per-key limit. Verify and the
+// OpenAI-compatible facade share chat's budget and policy name (D22): one
+// window per key for all (MCP's tool calls count in it too, mcp.go).
+var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true,
+	openAIPrefix + "/chat/completions": true}

@@ -119,3 +119,32 @@ func FuzzChat(f *testing.F) {
 		`{"message":"hi","history":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}],"source":"crm"}`,
 		`{"message":"   ","mode":"pirate"}`)
 }
+
+// FuzzOpenAICompletions: whatever the body, the facade never answers 5xx,
+// and every error is OpenAI's error object (application/json), never a
+// problem document.
+func FuzzOpenAICompletions(f *testing.F) {
+	h, key := fuzzServer(f)
+	for _, s := range []string{
+		`{"model":"assistant-operator","messages":[{"role":"user","content":"Our packing station cannot keep up"}]}`,
+		`{"model":"assistant-support","stream":true,"messages":[{"role":"system","content":"x"},{"role":"user","content":[{"type":"text","text":"hi"}]}]}`,
+		`{"model":"assistant-x","messages":[{"role":"assistant","content":null}]}`,
+		`{"model":"assistant-operator","n":0,"messages":[{"role":"user","content":[{"type":"image_url"}]}]}`,
+		"", "{}", "[]", "null", `{"model":1}`, `{"messages":"x"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/openai/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		}
+		if rec.Code >= 400 && (rec.Header().Get("Content-Type") != "application/json" || !strings.HasPrefix(rec.Body.String(), `{"error":{`)) {
+			t.Fatalf("%q: %d %q %s", body, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+	})
+}

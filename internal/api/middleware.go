@@ -255,6 +255,10 @@ func apiProblems(next http.Handler) http.Handler {
 		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
 			r.Header.Set("Content-Type", "application/json")
 		}
+		if isOpenAIPath(r.URL.Path) {
+			next.ServeHTTP(w, r) // errors in OpenAI's shape instead (openAIErrors)
+			return
+		}
 		next.ServeHTTP(&problemWriter{ResponseWriter: w, r: r}, r)
 	})
 }

@@ -154,6 +154,11 @@ func (s *Server) handler() (http.Handler, []string) {
 		}), s.verifyText)
 	}
 
+	// The OpenAI-compatible facade over the chat turn (openai.go).
+	if s.Chat != nil {
+		s.registerOpenAI(api, authenticated)
+	}
+
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{
 		OperationID: "getOpenAPI", Method: http.MethodGet, Path: openAPIPath, Tags: []string{"Meta"},
@@ -176,6 +181,10 @@ func (s *Server) handler() (http.Handler, []string) {
 	mux.Handle("GET "+docsPath+"/", docsHandler())
 	mux.Handle("GET "+componentsPrefix+"assistant-citations.js", componentHandler(citationsComponent))
 
+	// The MCP server (mcp.go): its tools describe themselves over the
+	// protocol, so it stays out of the OpenAPI document.
+	mux.Handle("POST "+mcpPath, s.mcpHandler())
+
 	// The admin area: pages for people, with their own sessions and
 	// HTML errors (internal/admin).
 	if s.Admin != nil {
@@ -191,6 +200,7 @@ func (s *Server) handler() (http.Handler, []string) {
 	return chain(capturePattern(mux),
 		requestID,
 		observe(s.Logger, newMetrics(s.Metrics), s.Now),
+		openAIErrors,
 		apiProblems,
 		recoverer(s.Logger),
 		cors(s.CORSOrigins),
