@@ -23,7 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // fullService is the service as serve wires it: builtin model and the
 // constraint diagnosis.
-func fullService(t *testing.T) (*chat.Service, *sqlite.DB) {
+func fullService(t *testing.T) (*chat.Service, *sqlite.DB) { return fullServiceTB(t) }
+
+func fullServiceTB(t testing.TB) (*chat.Service, *sqlite.DB) {
 	t.Helper()
 	s, _, db := newService(t, builtin.New(), nil)
 	cat, err := diagnose.LoadCatalog()

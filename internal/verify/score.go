@@ -4,6 +4,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -146,8 +148,33 @@ func newEvidence() *evidence {
 	return &evidence{terms: map[string]bool{}, words: map[string]bool{}, nums: map[string]bool{}}
 }
 
-func (ev *evidence) add(text string, group int) {
+// Analysed passages are remembered (up to maxRememberedPassages, then
+// analysed each time): a turn checks its claims against the same
+// knowledge-base passages as the turns before it. A unit is never
+// modified once built, so sharing it is safe.
+var (
+	passageUnits      sync.Map // text -> unit
+	rememberedPassage atomic.Int64
+)
+
+const maxRememberedPassages = 50_000
+
+// analysePassage is analyse(text, false), remembered.
+func analysePassage(text string) unit {
+	if u, ok := passageUnits.Load(text); ok {
+		return u.(unit)
+	}
 	u := analyse(text, false)
+	if len(text) <= 4096 && rememberedPassage.Load() < maxRememberedPassages {
+		if _, loaded := passageUnits.LoadOrStore(text, u); !loaded {
+			rememberedPassage.Add(1)
+		}
+	}
+	return u
+}
+
+func (ev *evidence) add(text string, group int) {
+	u := analysePassage(text)
 	ev.texts = append(ev.texts, text)
 	ev.units = append(ev.units, u)
 	ev.group = append(ev.group, group)
