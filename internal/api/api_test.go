@@ -325,6 +325,44 @@ func TestLeaderboard(t *testing.T) {
 	}
 }
 
+// TestLeaderboardIsReadOncePerMinute: within a minute the ranking cannot
+// change (the window ends at the minute), so it is computed once; a new
+// minute takes in the citations of the last one.
+func TestLeaderboardIsReadOncePerMinute(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	tok, _ := assistant.ParseToken("framework:okrs")
+	record := func(resp string, at time.Time) {
+		t.Helper()
+		if err := f.db.RecordCitations(context.Background(), []assistant.CitationEvent{{ResponseID: resp, Token: tok, At: at}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		var b leaderboardBody
+		f.do(t, "GET", "/api/assistant/v1/leaderboard", "").json(t, &b)
+		if len(b.Entries) == 0 {
+			return 0
+		}
+		return b.Entries[0].Citations
+	}
+	record("r1", f.clock.Now().Add(-time.Hour))
+	if n := count(); n != 1 {
+		t.Fatalf("%d citations, want 1", n)
+	}
+	// A citation inside the window recorded behind the cache's back (as a
+	// turn that began before the minute and ended after it) waits for the
+	// next minute.
+	record("r2", f.clock.Now().Add(-2*time.Hour))
+	if n := count(); n != 1 {
+		t.Errorf("within the minute: %d citations, want the cached 1", n)
+	}
+	f.clock.Add(time.Minute)
+	if n := count(); n != 2 {
+		t.Errorf("next minute: %d citations, want 2", n)
+	}
+}
+
 func TestSearch(t *testing.T) {
 	f := newFixture(t, 0, 0)
 	t.Run("plain-language query", func(t *testing.T) {

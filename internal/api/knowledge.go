@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -163,12 +164,49 @@ type leaderboardOutput struct {
 	}
 }
 
+// leaderboardCache keeps the rankings of the current minute. The window
+// ends at the start of the current minute and citations are recorded at
+// the time of their turn, so a ranking cannot change until the minute
+// does: the database is asked once per minute per (days, limit), not once
+// per request (it aggregates a month of citation events). A turn that
+// began before the minute turned and is recorded just after it shows from
+// the next minute on: the same staleness as the minute edges may cache
+// the answer for (max-age=60).
+type leaderboardCache struct {
+	mu    sync.Mutex
+	until time.Time
+	rows  map[[2]int][]assistant.LeaderboardEntry
+}
+
+func (c *leaderboardCache) get(until time.Time, days, limit int) ([]assistant.LeaderboardEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rows, ok := c.rows[[2]int{days, limit}]
+	return rows, ok && c.until.Equal(until)
+}
+
+func (c *leaderboardCache) put(until time.Time, days, limit int, rows []assistant.LeaderboardEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.until.Equal(until) {
+		if until.Before(c.until) {
+			return // a request that started before the minute turned
+		}
+		c.until, c.rows = until, map[[2]int][]assistant.LeaderboardEntry{}
+	}
+	c.rows[[2]int{days, limit}] = rows
+}
+
 func (s *Server) leaderboard(ctx context.Context, in *leaderboardInput) (*leaderboardOutput, error) {
 	until := s.Now().UTC().Truncate(time.Minute)
 	since := until.AddDate(0, 0, -in.Days)
-	rows, err := s.Citations.Leaderboard(ctx, since, until, in.Limit)
-	if err != nil {
-		return nil, err
+	rows, ok := s.leaderboards.get(until, in.Days, in.Limit)
+	if !ok {
+		var err error
+		if rows, err = s.Citations.Leaderboard(ctx, since, until, in.Limit); err != nil {
+			return nil, err
+		}
+		s.leaderboards.put(until, in.Days, in.Limit, rows)
 	}
 	out := &leaderboardOutput{}
 	out.Body.Days, out.Body.Limit, out.Body.Since, out.Body.Until = in.Days, in.Limit, since, until

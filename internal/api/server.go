@@ -74,4 +74,6 @@ type Server struct {
 	// without (Redis: limits fall back to per-instance ones), by name:
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
 	Degradable map[string]assistant.Pinger
+
+	leaderboards leaderboardCache
 }
