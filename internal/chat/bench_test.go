@@ -24,3 +24,29 @@ func BenchmarkTurnBuiltin(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkTurnHistory is a turn after n earlier turns (each a question
+// and the assistant's real answer to it), for how cost grows with the
+// conversation.
+func BenchmarkTurnHistory0(b *testing.B)  { benchmarkTurnHistory(b, 0) }
+func BenchmarkTurnHistory4(b *testing.B)  { benchmarkTurnHistory(b, 4) }
+func BenchmarkTurnHistory16(b *testing.B) { benchmarkTurnHistory(b, 16) }
+
+func benchmarkTurnHistory(b *testing.B, n int) {
+	s, _ := fullServiceTB(b)
+	ctx := context.Background()
+	var history []chat.HistoryItem
+	for i := range n {
+		q := rubricCases[i%len(rubricCases)].question
+		r, _, err := s.Run(ctx, chat.Request{Message: q, Mode: "operator", History: history}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		history = append(history, chat.HistoryItem{Role: "user", Content: q}, chat.HistoryItem{Role: "assistant", Content: r.Response})
+	}
+	for b.Loop() {
+		if _, _, err := s.Run(ctx, chat.Request{Message: "What should we measure first?", Mode: "operator", History: history}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
