@@ -60,8 +60,26 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 		}
 		ix := retrieval.NewIndex(db)
 		return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
-			s := pgxstore.NewWithCleanupInterval(db.Pool(), 30*time.Minute)
-			return s, s.StopCleanup
+			// pgxstore's own cleanup goroutine races with its StopCleanup
+			// (it creates the stop channel inside the goroutine), so it is
+			// off and expired sessions are deleted by a loop of ours.
+			s := pgxstore.NewWithCleanupInterval(db.Pool(), 0)
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				ticker := time.NewTicker(30 * time.Minute)
+				defer ticker.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-ticker.C:
+						db.DeleteExpiredSessions(ctx)
+					}
+				}
+			}()
+			return s, func() { stop(); <-done }
 		}}, nil
 	}
 	path, err := cfg.SQLitePath()

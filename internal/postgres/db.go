@@ -175,3 +175,10 @@ func utc(t *time.Time) *time.Time {
 	v := t.UTC()
 	return &v
 }
+
+// DeleteExpiredSessions deletes the admin sessions that have expired (the
+// sessions table belongs to scs's pgxstore, which reads it).
+func (s *DB) DeleteExpiredSessions(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE expiry < current_timestamp`)
+	return err
+}

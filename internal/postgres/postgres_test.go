@@ -73,3 +73,29 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteExpiredSessions(t *testing.T) {
+	db := open(t, pgtest.URL(t))
+	ctx := t.Context()
+	for token, expiry := range map[string]string{"old": "now() - interval '1 hour'", "live": "now() + interval '1 hour'"} {
+		if _, err := db.Pool().Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES ($1, '\x00', `+expiry+`)`, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DeleteExpiredSessions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	rows, err := db.Pool().Query(ctx, `SELECT token FROM sessions ORDER BY token`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var tok string
+		rows.Scan(&tok)
+		tokens = append(tokens, tok)
+	}
+	if len(tokens) != 1 || tokens[0] != "live" {
+		t.Errorf("sessions left: %v, want only the live one", tokens)
+	}
+}
