@@ -152,26 +152,37 @@ func newEvidence() *evidence {
 // analysed each time): a turn checks its claims against the same
 // knowledge-base passages as the turns before it. A unit is never
 // modified once built, so sharing it is safe.
+// Claims are remembered the same way: the builtin model composes its
+// answers from the knowledge base's own sentences.
 var (
-	passageUnits      sync.Map // text -> unit
-	rememberedPassage atomic.Int64
+	analysed           sync.Map // analysedKey -> unit
+	rememberedAnalyses atomic.Int64
 )
 
-const maxRememberedPassages = 50_000
+type analysedKey struct {
+	text  string
+	claim bool
+}
 
-// analysePassage is analyse(text, false), remembered.
-func analysePassage(text string) unit {
-	if u, ok := passageUnits.Load(text); ok {
+const maxRememberedAnalyses = 50_000
+
+// analyseCached is analyse, remembered.
+func analyseCached(text string, claim bool) unit {
+	key := analysedKey{text, claim}
+	if u, ok := analysed.Load(key); ok {
 		return u.(unit)
 	}
-	u := analyse(text, false)
-	if len(text) <= 4096 && rememberedPassage.Load() < maxRememberedPassages {
-		if _, loaded := passageUnits.LoadOrStore(text, u); !loaded {
-			rememberedPassage.Add(1)
+	u := analyse(text, claim)
+	if len(text) <= 4096 && rememberedAnalyses.Load() < maxRememberedAnalyses {
+		if _, loaded := analysed.LoadOrStore(key, u); !loaded {
+			rememberedAnalyses.Add(1)
 		}
 	}
 	return u
 }
+
+// analysePassage is analyse(text, false), remembered.
+func analysePassage(text string) unit { return analyseCached(text, false) }
 
 func (ev *evidence) add(text string, group int) {
 	u := analysePassage(text)
@@ -244,7 +255,7 @@ const (
 var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain", "negation", "antonym"}
 
 func (ev *evidence) features(claim string) features {
-	c := analyse(claim, true)
+	c := analyseCached(claim, true)
 	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
 	ws := make([]float64, len(c.terms))
 	total := 0.0
@@ -303,7 +314,7 @@ func (ev *evidence) features(claim string) features {
 		parts = subClaims(claim)
 	}
 	for _, part := range parts {
-		p := analyse(part, false)
+		p := analysePassage(part)
 		if len(p.terms) < 2 {
 			continue
 		}
