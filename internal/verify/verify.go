@@ -29,6 +29,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -315,6 +317,33 @@ func passages(e assistant.Entity) []string {
 	return out
 }
 
+// entityEvidence remembers each entity's analysed evidence across checks
+// (up to maxRememberedEntities), keyed by everything passages reads, so a
+// changed entity is a new key. An evidence is never modified once built.
+var (
+	entityEvidence     sync.Map // string -> *evidence
+	rememberedEntities atomic.Int64
+)
+
+const maxRememberedEntities = 20_000
+
+// entityKey is the part of an entity its evidence depends on.
+func entityKey(e assistant.Entity) string {
+	var b strings.Builder
+	b.WriteString(e.Token().String())
+	for _, f := range [][]string{{e.Title, e.Summary}, e.Authors, e.KeyIdeas, e.WhenToUse, e.Pitfalls, e.Tags} {
+		b.WriteByte(0)
+		for _, s := range f {
+			b.WriteString(s)
+			b.WriteByte(1)
+		}
+	}
+	if e.Year != nil {
+		fmt.Fprintf(&b, "\x00%d", *e.Year)
+	}
+	return b.String()
+}
+
 // evidenceIndex analyses each entity's passages once per check, however
 // many claims are held against them.
 type evidenceIndex map[assistant.Token]*evidence
@@ -323,11 +352,21 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	if ev, ok := ix[e.Token()]; ok {
 		return ev
 	}
+	key := entityKey(e)
+	if ev, ok := entityEvidence.Load(key); ok {
+		ix[e.Token()] = ev.(*evidence)
+		return ev.(*evidence)
+	}
 	ev := newEvidence()
 	for _, text := range passages(e) {
 		ev.add(text, 0)
 	}
 	ix[e.Token()] = ev
+	if rememberedEntities.Load() < maxRememberedEntities {
+		if _, loaded := entityEvidence.LoadOrStore(key, ev); !loaded {
+			rememberedEntities.Add(1)
+		}
+	}
 	return ev
 }
 
