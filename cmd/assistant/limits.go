@@ -43,6 +43,11 @@ func openLimits(ctx context.Context, cfg *config.Config, logger *slog.Logger, re
 		logger.Warn("Redis did not answer at start: limits are per instance until it does", "err", err)
 	} else {
 		logger.Info("Redis answers: rate limits, the login throttle and key revocations are shared by all instances")
+		prepareCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if err := c.Prepare(prepareCtx); err != nil {
+			logger.Warn("Redis: loading the limiters' scripts at start failed; the first calls will load them", "err", err)
+		}
+		cancel()
 	}
 	return l, nil
 }

@@ -110,6 +110,9 @@ func New(opts Options) (*Client, error) {
 	ro.ContextTimeoutEnabled = true
 	ro.MaxRetries = -1
 	ro.DialerRetries = 1
+	// A couple of connections stay open, so that a decision after a quiet
+	// spell does not pay for a dial within its timeout.
+	ro.MinIdleConns = 2
 	// No extra round trips when a connection opens.
 	ro.DisableIdentity = true
 	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
@@ -168,6 +171,20 @@ func New(opts Options) (*Client, error) {
 
 // Close closes the connections.
 func (c *Client) Close() error { return c.rdb.Close() }
+
+// Prepare makes the first limiter decisions as fast as the later ones: it
+// loads the Lua scripts into Redis (so that calls run them by hash, one
+// round trip, instead of finding them missing and sending their source)
+// and opens a connection. serve calls it once at start, with a deadline
+// of its own; if it fails, the first calls do the same work themselves.
+func (c *Client) Prepare(ctx context.Context) error {
+	for _, s := range []*goredis.Script{windowScript, tieredScript, throttleBeginScript, throttleEndScript} {
+		if err := s.Load(ctx, c.rdb).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Ping checks that Redis answers, through the breaker: while the breaker
 // is open it fails at once. /readyz reports it; nothing depends on it.
