@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`.
 GO ?= go
 
-.PHONY: run test build race vet lint bench
+.PHONY: run test build race vet lint bench bench-scaleout
 
 run:
 	$(GO) run ./cmd/assistant serve
@@ -29,3 +29,12 @@ BENCH_FLAGS ?= -repeat 3
 
 bench:
 	$(GO) run ./bench/load $(BENCH_FLAGS)
+
+# Scale-out figures (docs/performance.md, "Scale-out (PostgreSQL + Redis)"):
+# one instance on SQLite, one and three on PostgreSQL + Redis, in one run.
+# Needs ASSISTANT_TEST_POSTGRES_URL (or -postgres URL in BENCH_SCALEOUT_FLAGS)
+# and redis-server; fails without them.
+BENCH_SCALEOUT_FLAGS ?= -repeat 3
+
+bench-scaleout:
+	$(GO) run ./bench/load -scaleout $(BENCH_SCALEOUT_FLAGS)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,47 +66,121 @@ type measurement struct {
 	non2xx          int
 	transportErrors int
 	firstError      string
-	// serverCPU and clientCPU are the CPU time the serving process and
-	// this process used over the same time as elapsed; cpuOK is false when
-	// they could not be read.
-	serverCPU, clientCPU time.Duration
-	cpuOK                bool
+	// cpu is the CPU time each probe's processes used over the same time
+	// as elapsed (probeServer: the serving processes, probeClient: this
+	// one); cpuOK is false when a required probe could not be read.
+	cpu   map[string]time.Duration
+	cpuOK bool
 }
 
-// cpuSample is the CPU time used so far by the serving process and by
-// this one.
-type cpuSample struct {
-	server, client time.Duration
-	ok             bool
+// Names of the CPU probes.
+const (
+	probeServer   = "server"   // the assistant serve processes (or the bare handler) of the row
+	probeClient   = "client"   // this process
+	probePostgres = "postgres" // the PostgreSQL backends of the instances (scale-out mode)
+	probeRedis    = "redis"    // the private redis-server (scale-out mode)
+)
+
+// cpuProbe names processes whose CPU time a row adds up. pids is asked at
+// the end of the warm-up and again after the last response, so processes
+// that start during the row count from zero. A process of a required
+// probe that cannot be read makes the row's CPU figures unknown; one of an
+// optional probe is left out (a PostgreSQL backend that has exited).
+type cpuProbe struct {
+	name     string
+	pids     func() []int
+	optional bool
 }
 
-func sampleCPU(serverPID int) cpuSample {
-	s, ok1 := cpuTime(serverPID)
-	c, ok2 := cpuTime(os.Getpid())
-	return cpuSample{s, c, ok1 && ok2}
+// fixedPIDs is a probe's pids when they do not change.
+func fixedPIDs(pids ...int) func() []int { return func() []int { return pids } }
+
+// serverProbes are the probes of a row served by the processes pids: those
+// processes and this one.
+func serverProbes(pids ...int) []cpuProbe {
+	return []cpuProbe{{name: probeServer, pids: fixedPIDs(pids...)}, {name: probeClient, pids: fixedPIDs(os.Getpid())}}
 }
 
-// load runs conns workers, each sending t one request at a time on its own
-// keep-alive connection (a closed loop: a slow response delays the next
-// request of that worker), for warmup and then for duration. Only requests
-// that start after the warm-up count; each counts when its response body
-// has been read to the end. A request that starts before the deadline is
+// cpuSample is the CPU time used so far by each process of each probe.
+type cpuSample map[string]map[int]time.Duration
+
+// sampleCPU reads the CPU time of the probes' processes; ok is false when
+// a process of a required probe could not be read.
+func sampleCPU(probes []cpuProbe) (s cpuSample, ok bool) {
+	s, ok = cpuSample{}, true
+	for _, p := range probes {
+		s[p.name] = map[int]time.Duration{}
+		for _, pid := range p.pids() {
+			t, read := cpuTime(pid)
+			switch {
+			case read:
+				s[p.name][pid] = t
+			case !p.optional:
+				ok = false
+			}
+		}
+	}
+	return s, ok
+}
+
+// cpuSince is the CPU time each probe used from before to after: the sum
+// over the processes of after of their growth, counting a process absent
+// from before from zero (it started in between). A process gone by after
+// is not counted.
+func cpuSince(before, after cpuSample) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, pids := range after {
+		var d time.Duration
+		for pid, t := range pids {
+			d += t - before[name][pid]
+		}
+		out[name] = d
+	}
+	return out
+}
+
+// endpoint is a server the load client sends a row's request to, with the
+// keep-alive pool of connections to it.
+type endpoint struct {
+	client *http.Client
+	t      target
+}
+
+// roundRobin returns a function that, called concurrently, gives 0, 1,
+// ..., n-1, 0, 1, ... in turn.
+func roundRobin(n int) func() int {
+	if n <= 1 {
+		return func() int { return 0 }
+	}
+	var next atomic.Uint64
+	return func() int { return int((next.Add(1) - 1) % uint64(n)) }
+}
+
+// load runs conns workers, each sending its endpoint's request one at a
+// time (a closed loop: a slow response delays the next request of that
+// worker), for warmup and then for duration. With several endpoints (the
+// instances of the scale-out mode) each request goes to the next endpoint
+// in turn, over that endpoint's own keep-alive pool. Only requests that
+// start after the warm-up count; each counts when its response body has
+// been read to the end. A request that starts before the deadline is
 // finished and counted, so elapsed runs to the last response rather than
-// to the deadline. The CPU time of serverPID (0: none) and of this
-// process is sampled at the end of the warm-up and after the last
+// to the deadline. The CPU time of the probes' processes (none: not
+// measured) is sampled at the end of the warm-up and after the last
 // response.
-func load(ctx context.Context, client *http.Client, t target, conns int, warmup, duration time.Duration, serverPID int) measurement {
+func load(ctx context.Context, eps []endpoint, conns int, warmup, duration time.Duration, probes []cpuProbe) measurement {
 	start := time.Now()
 	measureFrom := start.Add(warmup)
 	deadline := measureFrom.Add(duration)
 	var before cpuSample
+	var beforeOK bool
 	sampled := make(chan struct{})
 	time.AfterFunc(warmup, func() {
-		if serverPID > 0 {
-			before = sampleCPU(serverPID)
+		if len(probes) > 0 {
+			before, beforeOK = sampleCPU(probes)
 		}
 		close(sampled)
 	})
+	next := roundRobin(len(eps))
 
 	type worker struct {
 		samples         []time.Duration
@@ -125,7 +200,8 @@ func load(ctx context.Context, client *http.Client, t target, conns int, warmup,
 				if !t0.Before(deadline) || ctx.Err() != nil {
 					return
 				}
-				status, err := do(ctx, client, t)
+				ep := eps[next()]
+				status, err := do(ctx, ep.client, ep.t)
 				t1 := time.Now()
 				if t0.Before(measureFrom) {
 					continue
@@ -152,9 +228,9 @@ func load(ctx context.Context, client *http.Client, t target, conns int, warmup,
 	<-sampled
 
 	var m measurement
-	if serverPID > 0 {
-		after := sampleCPU(serverPID)
-		m.serverCPU, m.clientCPU, m.cpuOK = after.server-before.server, after.client-before.client, before.ok && after.ok
+	if len(probes) > 0 {
+		after, afterOK := sampleCPU(probes)
+		m.cpu, m.cpuOK = cpuSince(before, after), beforeOK && afterOK
 	}
 	last := measureFrom
 	for _, w := range workers {
@@ -232,8 +308,11 @@ func summarize(m measurement) result {
 		r.RPS = round(float64(len(m.samples))/m.elapsed.Seconds(), 1)
 	}
 	if m.cpuOK && len(m.samples) > 0 {
-		r.ServerCPUMsPerReq = round(ms(m.serverCPU)/float64(len(m.samples)), 4)
-		r.ClientCPUMsPerReq = round(ms(m.clientCPU)/float64(len(m.samples)), 4)
+		perReq := func(d time.Duration) float64 { return round(ms(d)/float64(len(m.samples)), 4) }
+		r.ServerCPUMsPerReq = perReq(m.cpu[probeServer])
+		r.ClientCPUMsPerReq = perReq(m.cpu[probeClient])
+		r.PostgresCPUMsPerReq = perReq(m.cpu[probePostgres])
+		r.RedisCPUMsPerReq = perReq(m.cpu[probeRedis])
 	}
 	r.P50Ms = ms(percentile(m.samples, 50))
 	r.P99Ms = ms(percentile(m.samples, 99))

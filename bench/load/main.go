@@ -44,6 +44,16 @@
 //
 // The table goes to stdout; the JSON result (every repeat, the medians,
 // the settings, the machine and its load average) to -out.
+//
+// With -scaleout (`make bench-scaleout`; scaleout.go) it measures instead
+// the builtin service's rows (stats, resolve, builtin chat with 4
+// connections and with 1 by default) on three setups in one run: one
+// instance on SQLite, the baseline; one instance on PostgreSQL and Redis;
+// and -instances (3) instances sharing a fresh PostgreSQL schema and a
+// private redis-server, the load client sending each request to the next
+// instance in turn over a keep-alive pool per instance. Each row's ratio is
+// to the same row on SQLite. It needs -postgres or
+// ASSISTANT_TEST_POSTGRES_URL, and redis-server, and fails without them.
 package main
 
 import (
@@ -75,6 +85,12 @@ type options struct {
 	out             string
 	assistant       string
 	citations       int
+	// The scale-out mode (scaleout.go).
+	scaleout     bool
+	postgres     string
+	redisServer  string
+	instances    int
+	redisTimeout time.Duration
 }
 
 func main() {
@@ -91,6 +107,11 @@ func main() {
 	fs.StringVar(&o.out, "out", "", "where to write the JSON result (default bench/results/latest.json in the repository; - for none)")
 	fs.StringVar(&o.assistant, "assistant", "", "an assistant binary to measure instead of building ./cmd/assistant")
 	fs.IntVar(&o.citations, "citations", 10000, "citation events recorded in the builtin service's database before it starts, for the leaderboard row to rank")
+	fs.BoolVar(&o.scaleout, "scaleout", false, "measure stats, resolve and builtin chat on one instance on SQLite, one on PostgreSQL + Redis and -instances on PostgreSQL + Redis (needs -postgres and redis-server)")
+	fs.StringVar(&o.postgres, "postgres", "", "-scaleout: the PostgreSQL database to create a schema in for the run (default $ASSISTANT_TEST_POSTGRES_URL)")
+	fs.StringVar(&o.redisServer, "redis-server", "", "-scaleout: the redis-server binary to start a private Redis with (default: redis-server on the PATH)")
+	fs.IntVar(&o.instances, "instances", 3, "-scaleout: instances of the largest setup")
+	fs.DurationVar(&o.redisTimeout, "redis-timeout", 250*time.Millisecond, "-scaleout: ASSISTANT_REDIS_TIMEOUT of the instances (the service's default is 25ms; a call past it is decided without Redis)")
 	fs.StringVar(&role, "role", "", "internal: serve as the bare handler or the fake upstream (bare, fake-openai)")
 	fs.StringVar(&listen, "listen", "127.0.0.1:0", "internal: the address of -role")
 	fs.Parse(os.Args[1:])
@@ -104,7 +125,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, o); err != nil {
+	runMode := run
+	if o.scaleout {
+		runMode = runScaleOut
+	}
+	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
@@ -359,7 +384,7 @@ func runOnce(ctx context.Context, o options, bin, dir string, selected []row) ([
 			return nil, fmt.Errorf("%s (%s): the first request failed: %w", r.name, r.endpoint, err)
 		}
 		fmt.Fprintf(os.Stderr, "  %-15s %d connections ...", r.name, conns)
-		res := summarize(load(ctx, client, t, conns, o.warmup, o.duration, s.p.cmd.Process.Pid))
+		res := summarize(load(ctx, []endpoint{{client, t}}, conns, o.warmup, o.duration, serverProbes(s.p.cmd.Process.Pid)))
 		client.CloseIdleConnections()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -192,7 +192,7 @@ func TestLoad(t *testing.T) {
 	}))
 	defer srv.Close()
 	client := newClient(2)
-	m := load(context.Background(), client, target{method: "GET", url: srv.URL}, 2, 50*time.Millisecond, 200*time.Millisecond, os.Getpid())
+	m := load(context.Background(), []endpoint{{client, target{method: "GET", url: srv.URL}}}, 2, 50*time.Millisecond, 200*time.Millisecond, serverProbes(os.Getpid()))
 	r := summarize(m)
 	if r.Requests == 0 || r.RPS <= 0 || r.P50Ms <= 0 || r.P99Ms < r.P50Ms {
 		t.Fatalf("figures: %+v", r)

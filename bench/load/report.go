@@ -12,6 +12,11 @@ import (
 
 // result is one row's figures, in one repeat or as the median of repeats.
 type result struct {
+	// Setup and Instances say what served the row in the scale-out mode
+	// (-scaleout): "sqlite-1", "postgres-redis-1" or "postgres-redis-3",
+	// and how many instances; both are left out otherwise.
+	Setup       string `json:"setup,omitempty"`
+	Instances   int    `json:"instances,omitempty"`
 	Name        string `json:"name"`
 	Endpoint    string `json:"endpoint"`
 	Connections int    `json:"connections"`
@@ -36,11 +41,22 @@ type result struct {
 	// there to read.
 	ServerCPUMsPerReq float64 `json:"server_cpu_ms_per_req,omitempty"`
 	ClientCPUMsPerReq float64 `json:"client_cpu_ms_per_req,omitempty"`
-	FirstError        string  `json:"first_error,omitempty"`
+	// PostgresCPUMsPerReq and RedisCPUMsPerReq (scale-out mode only) are
+	// the same for the PostgreSQL backend processes serving the instances'
+	// connections and for the private redis-server.
+	PostgresCPUMsPerReq float64 `json:"postgres_cpu_ms_per_req,omitempty"`
+	RedisCPUMsPerReq    float64 `json:"redis_cpu_ms_per_req,omitempty"`
+	// RedisFallbacks (scale-out mode, PostgreSQL + Redis setups) is the
+	// number of limiter decisions the instances made without Redis during
+	// the row, warm-up included (in the medians: the total).
+	RedisFallbacks int    `json:"redis_fallbacks,omitempty"`
+	FirstError     string `json:"first_error,omitempty"`
 }
 
 // report is the JSON result of a run.
 type report struct {
+	// Mode is "scaleout" for -scaleout, left out otherwise.
+	Mode     string   `json:"mode,omitempty"`
 	Date     string   `json:"date"`
 	Commit   string   `json:"commit,omitempty"`
 	Machine  machine  `json:"machine"`
@@ -49,6 +65,9 @@ type report struct {
 	// is 1).
 	Rows []result   `json:"rows"`
 	Runs [][]result `json:"runs"`
+	// Groups (scale-out mode) are the setups of each repeat in the order
+	// they ran, with their Redis fallbacks.
+	Groups []groupInfo `json:"groups,omitempty"`
 }
 
 type machine struct {
@@ -71,6 +90,12 @@ type settings struct {
 	ChatConns       int    `json:"chat_conns"`
 	UpstreamLatency string `json:"upstream_latency"`
 	Citations       int    `json:"citations"`
+	// Instances is the number of instances of the largest scale-out setup
+	// (left out otherwise).
+	Instances int `json:"instances,omitempty"`
+	// RedisTimeout is the ASSISTANT_REDIS_TIMEOUT of the scale-out
+	// instances (left out otherwise).
+	RedisTimeout string `json:"redis_timeout,omitempty"`
 }
 
 // setRatios sets each result's Ratio: its req/s over the mean of the bare
@@ -116,8 +141,9 @@ func medians(runs [][]result) []result {
 	}
 	out := make([]result, len(runs[0]))
 	for i := range out {
-		var requests, rps, p50, p99, ratio, srvCPU, cliCPU []float64
-		r := result{Name: runs[0][i].Name, Endpoint: runs[0][i].Endpoint, Connections: runs[0][i].Connections}
+		var requests, rps, p50, p99, ratio, srvCPU, cliCPU, pgCPU, redisCPU []float64
+		first := runs[0][i]
+		r := result{Setup: first.Setup, Instances: first.Instances, Name: first.Name, Endpoint: first.Endpoint, Connections: first.Connections}
 		for _, run := range runs {
 			x := run[i]
 			requests = append(requests, float64(x.Requests))
@@ -127,9 +153,12 @@ func medians(runs [][]result) []result {
 			ratio = append(ratio, x.Ratio)
 			srvCPU = append(srvCPU, x.ServerCPUMsPerReq)
 			cliCPU = append(cliCPU, x.ClientCPUMsPerReq)
+			pgCPU = append(pgCPU, x.PostgresCPUMsPerReq)
+			redisCPU = append(redisCPU, x.RedisCPUMsPerReq)
 			r.Errors += x.Errors
 			r.Non2xx += x.Non2xx
 			r.TransportErrors += x.TransportErrors
+			r.RedisFallbacks += x.RedisFallbacks
 			if r.FirstError == "" {
 				r.FirstError = x.FirstError
 			}
@@ -141,6 +170,8 @@ func medians(runs [][]result) []result {
 		r.Ratio = round(median(ratio), 4)
 		r.ServerCPUMsPerReq = round(median(srvCPU), 4)
 		r.ClientCPUMsPerReq = round(median(cliCPU), 4)
+		r.PostgresCPUMsPerReq = round(median(pgCPU), 4)
+		r.RedisCPUMsPerReq = round(median(redisCPU), 4)
 		out[i] = r
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/postgres"
 	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
@@ -20,12 +21,10 @@ var seedTokens = []string{
 	"blog:graham-2013-do-things-that-dont-scale", "blog:kelly-2008-1000-true-fans",
 }
 
-// seedCitations records n citation events in the SQLite database of
-// dataDir (the service's default store), three per response, spread over
-// the last 30 days and skewed towards the first tokens (the k-th is cited
-// about 1/k as often as the first), the same every run. The leaderboard
-// counts only whole minutes before now, so the events of chat turns made
-// just before measuring would not show: these are what it ranks.
+// seedCitations records n citation events (citationEvents) in the SQLite
+// database of dataDir, the service's default store. The leaderboard counts
+// only whole minutes before now, so the events of chat turns made just
+// before measuring would not show: these are what it ranks.
 func seedCitations(ctx context.Context, dataDir string, n int, now time.Time) error {
 	if n <= 0 {
 		return nil
@@ -35,6 +34,38 @@ func seedCitations(ctx context.Context, dataDir string, n int, now time.Time) er
 		return fmt.Errorf("seeding citations: %w", err)
 	}
 	defer db.Close()
+	return recordCitations(ctx, db, n, now)
+}
+
+// seedPostgres records the same n citation events in the PostgreSQL
+// database (and schema) of url, whose tables must exist.
+func seedPostgres(ctx context.Context, url string, n int, now time.Time) error {
+	if n <= 0 {
+		return nil
+	}
+	db, err := postgres.Open(ctx, url, time.Now)
+	if err != nil {
+		return fmt.Errorf("seeding citations: %w", err)
+	}
+	defer db.Close()
+	return recordCitations(ctx, db, n, now)
+}
+
+func recordCitations(ctx context.Context, store assistant.CitationStore, n int, now time.Time) error {
+	events, err := citationEvents(n, now)
+	if err != nil {
+		return err
+	}
+	if err := store.RecordCitations(ctx, events); err != nil {
+		return fmt.Errorf("seeding citations: %w", err)
+	}
+	return nil
+}
+
+// citationEvents returns n citation events, three per response, spread
+// over the 30 days before now and skewed towards the first tokens (the
+// k-th is cited about 1/k as often as the first), the same every run.
+func citationEvents(n int, now time.Time) ([]assistant.CitationEvent, error) {
 	var cum []float64
 	var total float64
 	for k := range seedTokens {
@@ -64,13 +95,10 @@ func seedCitations(ctx context.Context, dataDir string, n int, now time.Time) er
 			seen[tok] = true
 			t, err := assistant.ParseToken(tok)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			events = append(events, assistant.CitationEvent{ResponseID: fmt.Sprintf("resp_bench_%d", i), Workspace: "default", Source: "api", Token: t, At: at})
 		}
 	}
-	if err := db.RecordCitations(ctx, events); err != nil {
-		return fmt.Errorf("seeding citations: %w", err)
-	}
-	return nil
+	return events, nil
 }

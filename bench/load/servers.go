@@ -318,11 +318,10 @@ const (
 	chatLimitWindow = "1s"
 )
 
-// startService creates an API key in a fresh data dir, records citations
-// citation events in it (seedCitations) and starts `assistant serve` on
-// it, with extra settings (the model provider). It returns the process and
-// the key.
-func startService(ctx context.Context, name, bin, dataDir string, citations int, extra map[string]string) (*process, string, error) {
+// serviceSettings are the settings of every measured `assistant serve`:
+// data dir, error-level logs, a port of its own, and the limits raised out
+// of reach; extra adds to or overrides them.
+func serviceSettings(dataDir string, extra map[string]string) map[string]string {
 	settings := map[string]string{
 		"ASSISTANT_DATA_DIR":          dataDir,
 		"ASSISTANT_LOG_LEVEL":         "error",
@@ -335,6 +334,32 @@ func startService(ctx context.Context, name, bin, dataDir string, citations int,
 	for k, v := range extra {
 		settings[k] = v
 	}
+	return settings
+}
+
+// startService creates an API key in a fresh data dir, records citations
+// citation events in it (seedCitations) and starts `assistant serve` on
+// it, with extra settings (the model provider). It returns the process and
+// the key.
+func startService(ctx context.Context, name, bin, dataDir string, citations int, extra map[string]string) (*process, string, error) {
+	settings := serviceSettings(dataDir, extra)
+	key, err := createKey(ctx, bin, settings)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := seedCitations(ctx, dataDir, citations, time.Now()); err != nil {
+		return nil, "", err
+	}
+	p, err := startServe(ctx, name, bin, settings)
+	if err != nil {
+		return nil, "", err
+	}
+	return p, key, nil
+}
+
+// createKey runs `assistant keys create` with settings and returns the
+// key.
+func createKey(ctx context.Context, bin string, settings map[string]string) (string, error) {
 	keys := exec.CommandContext(ctx, bin, "keys", "create", "--workspace", "default", "--name", "bench", "--json")
 	keys.Env = serviceEnv(settings)
 	out, err := keys.Output()
@@ -343,20 +368,23 @@ func startService(ctx context.Context, name, bin, dataDir string, citations int,
 		if errors.As(err, &exit) {
 			err = fmt.Errorf("%w: %s", err, exit.Stderr)
 		}
-		return nil, "", fmt.Errorf("assistant keys create: %w", err)
+		return "", fmt.Errorf("assistant keys create: %w", err)
 	}
 	var created struct{ Key string }
 	if err := json.Unmarshal(out, &created); err != nil || created.Key == "" {
-		return nil, "", fmt.Errorf("assistant keys create printed no key: %q", out)
+		return "", fmt.Errorf("assistant keys create printed no key: %q", out)
 	}
-	if err := seedCitations(ctx, dataDir, citations, time.Now()); err != nil {
-		return nil, "", err
-	}
+	return created.Key, nil
+}
+
+// startServe starts `assistant serve` with settings and waits until it is
+// ready.
+func startServe(ctx context.Context, name, bin string, settings map[string]string) (*process, error) {
 	serve := exec.Command(bin, "serve")
 	serve.Env = serviceEnv(settings)
 	p, err := start(ctx, name, serve)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	// Listening is not ready: wait for /readyz (the database answers).
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -365,12 +393,12 @@ func startService(ctx context.Context, name, bin, dataDir string, citations int,
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p, created.Key, nil
+				return p, nil
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			p.stop()
-			return nil, "", fmt.Errorf("%s is not ready after 30s: %v\n%s", name, err, p.log.String())
+			return nil, fmt.Errorf("%s is not ready after 30s: %v\n%s", name, err, p.log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
