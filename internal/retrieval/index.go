@@ -7,6 +7,8 @@
 // Because every store is read through the same two calls (AllEntities and
 // KnowledgeVersion), SQLite and PostgreSQL rank identically: the same
 // entities give the same scores, in the same order, with the same ties.
+// The same snapshot answers hover cards and counts (Reader), so the public
+// knowledge endpoints read memory, not the database.
 package retrieval
 
 import (
