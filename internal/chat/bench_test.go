@@ -5,7 +5,17 @@ import (
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/retrieval"
 )
+
+// benchService is the full service wired as serve wires it: knowledge
+// read through the retrieval snapshot, not the database.
+func benchService(b *testing.B) *chat.Service {
+	s, db := fullServiceTB(b)
+	ix := retrieval.NewIndex(db)
+	s.Retriever, s.Knowledge = ix, ix.Reader(db)
+	return s
+}
 
 // BenchmarkTurnBuiltin is one whole chat turn with the builtin model:
 // scope, diagnosis, searches, composition and claim verification. Run
@@ -13,7 +23,7 @@ import (
 //
 //	go test ./internal/chat -run '^$' -bench TurnBuiltin
 func BenchmarkTurnBuiltin(b *testing.B) {
-	s, _ := fullServiceTB(b)
+	s := benchService(b)
 	ctx := context.Background()
 	i := 0
 	for b.Loop() {
@@ -33,7 +43,7 @@ func BenchmarkTurnHistory4(b *testing.B)  { benchmarkTurnHistory(b, 4) }
 func BenchmarkTurnHistory16(b *testing.B) { benchmarkTurnHistory(b, 16) }
 
 func benchmarkTurnHistory(b *testing.B, n int) {
-	s, _ := fullServiceTB(b)
+	s := benchService(b)
 	ctx := context.Background()
 	var history []chat.HistoryItem
 	for i := range n {
