@@ -5,6 +5,7 @@
 // sliding window with a soft and a hard limit, in bounded memory; the API
 // also uses it, hard-only, for failed authentication and the admin area
 // for login attempts. SlidingWindow is the exact per-key sliding window of
-// D2b for chat and verify. Neither ever fails. A Redis-backed adapter
-// shared by many instances arrives with the scale-out issue (12).
+// D2b for chat and verify. Neither ever fails. With several instances,
+// internal/redis shares the same limits through Redis and falls back to
+// these, per instance, while Redis does not answer.
 package ratelimit
