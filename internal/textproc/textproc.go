@@ -6,6 +6,7 @@ package textproc
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,8 +77,34 @@ var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
 
 // Sentences splits prose into sentences at ., ! or ? followed by space,
 // keeping the punctuation. It does not split after common abbreviations
-// ("e.g.", "Dr.", single initials such as "J.").
+// ("e.g.", "Dr.", single initials such as "J."). Splits of texts up to
+// 4 KB are remembered (up to maxRememberedSplits): the knowledge base's
+// summaries are split again and again, by every turn that reads them.
 func Sentences(text string) []string {
+	if len(text) > 4096 {
+		return splitSentences(text)
+	}
+	if s, ok := sentenceSplits.Load(text); ok {
+		return slices.Clone(s.([]string))
+	}
+	out := splitSentences(text)
+	if rememberedSplits.Load() < maxRememberedSplits {
+		if _, loaded := sentenceSplits.LoadOrStore(text, slices.Clone(out)); !loaded {
+			rememberedSplits.Add(1)
+		}
+	}
+	return out
+}
+
+// The memo of Sentences (see Stem's).
+var (
+	sentenceSplits   sync.Map // text -> []string, never modified
+	rememberedSplits atomic.Int64
+)
+
+const maxRememberedSplits = 50_000
+
+func splitSentences(text string) []string {
 	var out []string
 	start := 0
 	for _, m := range sentenceEnd.FindAllStringSubmatchIndex(text, -1) {
