@@ -52,8 +52,31 @@ var (
 const maxRememberedStems = 200_000
 
 // Terms returns the stems of the content words of text, in order, with
-// stop words removed (duplicates kept).
+// stop words removed (duplicates kept). Results for texts up to 4 KB are
+// remembered, like Sentences'.
 func Terms(text string) []string {
+	if len(text) > 4096 {
+		return terms(text)
+	}
+	if t, ok := termLists.Load(text); ok {
+		return slices.Clone(t.([]string))
+	}
+	out := terms(text)
+	if rememberedTerms.Load() < maxRememberedSplits {
+		if _, loaded := termLists.LoadOrStore(text, slices.Clone(out)); !loaded {
+			rememberedTerms.Add(1)
+		}
+	}
+	return out
+}
+
+// The memo of Terms.
+var (
+	termLists       sync.Map // text -> []string, never modified
+	rememberedTerms atomic.Int64
+)
+
+func terms(text string) []string {
 	words := Words(text)
 	out := words[:0]
 	for _, w := range words {
