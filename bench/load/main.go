@@ -267,6 +267,30 @@ func selectRows(only string) ([]row, error) {
 	return out, nil
 }
 
+// prepare finds the repository, sets the default result file (name, in
+// bench/results), makes the run's temporary directory and builds the
+// service unless -assistant names a binary. The caller removes tmp.
+func prepare(ctx context.Context, o *options, name string) (root, tmp, bin string, err error) {
+	if root, err = moduleRoot(); err != nil {
+		return "", "", "", err
+	}
+	if o.out == "" {
+		o.out = filepath.Join(root, "bench", "results", name)
+	}
+	if tmp, err = os.MkdirTemp("", "assistant-bench-"); err != nil {
+		return "", "", "", err
+	}
+	bin = o.assistant
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "building ./cmd/assistant ...")
+		if bin, err = buildService(ctx, root, tmp); err != nil {
+			os.RemoveAll(tmp)
+			return "", "", "", err
+		}
+	}
+	return root, tmp, bin, nil
+}
+
 func run(ctx context.Context, o options) error {
 	if o.duration <= 0 || o.repeat < 1 || o.conns < 1 || o.chatConns < 1 || o.warmup < 0 || o.upstreamLatency < 0 {
 		return errors.New("-duration, -repeat, -conns and -chat-conns must be positive, -warmup and -upstream-latency not negative")
@@ -276,25 +300,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	if o.out == "" {
-		o.out = filepath.Join(root, "bench", "results", "latest.json")
-	}
-	tmp, err := os.MkdirTemp("", "assistant-bench-")
+	root, tmp, bin, err := prepare(ctx, &o, "latest.json")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.assistant
-	if bin == "" {
-		fmt.Fprintln(os.Stderr, "building ./cmd/assistant ...")
-		if bin, err = buildService(ctx, root, tmp); err != nil {
-			return err
-		}
-	}
 
 	rep := report{
 		Date:     time.Now().Format(time.RFC3339),

@@ -208,25 +208,11 @@ func runScaleOut(ctx context.Context, o options) error {
 		return fmt.Errorf("-scaleout: cannot connect to PostgreSQL at %s: %w", maskPassword(pgURL), err)
 	}
 	conn.Close(context.Background())
-	root, err := moduleRoot()
-	if err != nil {
-		return err
-	}
-	if o.out == "" {
-		o.out = filepath.Join(root, "bench", "results", "scaleout.json")
-	}
-	tmp, err := os.MkdirTemp("", "assistant-bench-")
+	root, tmp, bin, err := prepare(ctx, &o, "scaleout.json")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := o.assistant
-	if bin == "" {
-		fmt.Fprintln(os.Stderr, "building ./cmd/assistant ...")
-		if bin, err = buildService(ctx, root, tmp); err != nil {
-			return err
-		}
-	}
 
 	setups := scaleSetups(o.instances)
 	rep := report{

@@ -3,15 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/constraintlab/assistant/internal/postgres/pgtest"
 )
 
 // The scale-out mode end to end: three `assistant serve` processes on
@@ -64,39 +60,6 @@ func requireScaleOut(t *testing.T) (pgURL, redisServer string) {
 		t.Skipf("multi-instance test: %s is missing", missing)
 	}
 	return pgURL, redisServer
-}
-
-// freshSchema creates an empty schema and returns a URL whose connections
-// use it; the schema is dropped when the test ends.
-func freshSchema(t *testing.T, base string) string {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "multi_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 func freePort(t *testing.T) string {
@@ -163,7 +126,7 @@ func (c *cluster) newKey(t *testing.T, name string) (id, key string) {
 
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	pgBase, redisServer := requireScaleOut(t)
+	_, redisServer := requireScaleOut(t)
 	dir := t.TempDir()
 	c := &cluster{bin: filepath.Join(dir, "assistant"), redisDir: dir, redisAdr: "127.0.0.1:" + freePort(t)}
 	build := exec.Command("go", "build", "-o", c.bin, ".")
@@ -173,7 +136,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	c.startRedis(t, redisServer)
 	t.Cleanup(c.killRedis)
 	c.env = append(os.Environ(),
-		"ASSISTANT_DATABASE_URL="+freshSchema(t, pgBase),
+		"ASSISTANT_DATABASE_URL="+pgtest.URL(t),
 		"ASSISTANT_REDIS_URL=redis://"+c.redisAdr+"/0",
 		"ASSISTANT_DATA_DIR="+filepath.Join(dir, "data"),
 		"ASSISTANT_LOG_LEVEL=warn",
