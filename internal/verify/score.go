@@ -3,6 +3,7 @@ package verify
 import (
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,8 @@ type unit struct {
 	names   []string        // claims only: lowercase capitalised words not at the start
 	negated map[string]bool // stems in the scope of a negation (the three content words after it)
 	stems   map[string]bool // stems of all the words, stop words included
+	weights []float64       // weight of each of terms, in the same order
+	line    string          // the words joined by spaces, with a space at each end
 }
 
 var (
@@ -108,6 +111,11 @@ func analyse(text string, claim bool) unit {
 	if claim {
 		u.names = capitalised(text)
 	}
+	u.weights = make([]float64, len(u.terms))
+	for i, t := range u.terms {
+		u.weights[i] = weight(t)
+	}
+	u.line = " " + strings.Join(u.words, " ") + " "
 	return u
 }
 
@@ -139,13 +147,16 @@ type evidence struct {
 	// group[i] identifies the source of passage i (an entity); passages
 	// are windowed only within one source.
 	group []int
-	terms map[string]bool
-	words map[string]bool
-	nums  map[string]bool
+	// postings lists, for each term, the passages that use it, in
+	// ascending order: a claim is scored by looking up each of its terms
+	// once, not once per passage.
+	postings map[string][]int
+	words    map[string]bool
+	nums     map[string]bool
 }
 
 func newEvidence() *evidence {
-	return &evidence{terms: map[string]bool{}, words: map[string]bool{}, nums: map[string]bool{}}
+	return &evidence{postings: map[string][]int{}, words: map[string]bool{}, nums: map[string]bool{}}
 }
 
 // Analysed passages are remembered (up to maxRememberedPassages, then
@@ -189,8 +200,8 @@ func (ev *evidence) add(text string, group int) {
 	ev.texts = append(ev.texts, text)
 	ev.units = append(ev.units, u)
 	ev.group = append(ev.group, group)
-	for _, t := range u.terms {
-		ev.terms[t] = true
+	for _, t := range u.terms { // unique within a unit
+		ev.postings[t] = append(ev.postings[t], len(ev.units)-1)
 	}
 	for _, w := range u.words {
 		ev.words[w] = true
@@ -204,19 +215,35 @@ func (ev *evidence) add(text string, group int) {
 // nouns, numbers) count more than common ones.
 func weight(term string) float64 { return termWeight(term) }
 
-// cover is the weighted share of the claim's terms found in the union of
-// the given passages.
-func (ev *evidence) cover(c *unit, ws []float64, total float64, idx ...int) float64 {
+// posted is the postings of each of the claim's terms.
+func (ev *evidence) posted(c *unit) [][]int {
+	out := make([][]int, len(c.terms))
+	for i, t := range c.terms {
+		out[i] = ev.postings[t]
+	}
+	return out
+}
+
+// inAny reports whether one of the passages idx is in the postings list.
+func inAny(post []int, idx []int) bool {
+	for _, j := range idx {
+		if _, ok := slices.BinarySearch(post, j); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// cover is the weighted share of the claim's terms (posts, weighted by
+// ws) found in the union of the passages idx.
+func cover(posts [][]int, ws []float64, total float64, idx ...int) float64 {
 	if total == 0 {
 		return 0
 	}
 	got := 0.0
-	for i, t := range c.terms {
-		for _, j := range idx {
-			if ev.units[j].set[t] {
-				got += ws[i]
-				break
-			}
+	for i, post := range posts {
+		if inAny(post, idx) {
+			got += ws[i]
 		}
 	}
 	return got / total
@@ -257,24 +284,37 @@ var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "miss
 func (ev *evidence) features(claim string) features {
 	c := analyseCached(claim, true)
 	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
-	ws := make([]float64, len(c.terms))
+	ws := c.weights
 	total := 0.0
-	for i, t := range c.terms {
-		ws[i] = weight(t)
-		total += ws[i]
+	for _, w := range ws {
+		total += w
 	}
 	// A claim of a few words is matched by chance more easily: its
 	// coverage is measured against at least minClaimWeight.
 	total = max(total, minClaimWeight)
 	n := len(ev.units)
-	// Best single passage or window of two neighbours.
+	posts := ev.posted(&c)
+	// Best single passage or window of two neighbours. single[j] is the
+	// weight of the claim found in passage j, pair[j] in passages j-1
+	// and j together; both sum the weights in the claim's term order, as
+	// cover does.
+	single, pair := make([]float64, n), make([]float64, n)
+	for i, post := range posts {
+		for k, j := range post {
+			single[j] += ws[i]
+			pair[j] += ws[i]
+			if j+1 < n && (k+1 == len(post) || post[k+1] != j+1) {
+				pair[j+1] += ws[i]
+			}
+		}
+	}
 	bestScore, best := -1.0, []int{}
 	for i := 0; i < n; i++ {
-		if s := ev.cover(&c, ws, total, i); s > bestScore {
+		if s := single[i] / total; s > bestScore {
 			bestScore, best = s, []int{i}
 		}
 		if i > 0 && ev.group[i] == ev.group[i-1] {
-			if s := ev.cover(&c, ws, total, i-1, i); s > bestScore+1e-9 {
+			if s := pair[i] / total; s > bestScore+1e-9 {
 				bestScore, best = s, []int{i - 1, i}
 			}
 		}
@@ -290,17 +330,17 @@ func (ev *evidence) features(claim string) features {
 		for i := range ones {
 			ones[i] = 1
 		}
-		f.plain = ev.cover(&c, ones, float64(len(c.terms)), best...)
+		f.plain = cover(posts, ones, float64(len(c.terms)), best...)
 	}
 	f.x[fPlain] = f.plain
 	if allFeatures || modelWeights[fGreedy] != 0 {
-		f.x[fGreedy] = ev.greedy(&c, ws, total, 3)
+		f.x[fGreedy] = ev.greedy(posts, ws, total, 3)
 	}
 	// Union over all the evidence.
 	if total > 0 {
 		miss := 0.0
-		for i, t := range c.terms {
-			if !ev.terms[t] {
+		for i, post := range posts {
+			if len(post) == 0 {
 				miss += ws[i]
 			}
 		}
@@ -318,13 +358,11 @@ func (ev *evidence) features(claim string) features {
 		if len(p.terms) < 2 {
 			continue
 		}
-		pw := make([]float64, len(p.terms))
 		pt := 0.0
-		for i, t := range p.terms {
-			pw[i] = weight(t)
-			pt += pw[i]
+		for _, w := range p.weights {
+			pt += w
 		}
-		if s := ev.greedy(&p, pw, pt, 2); s < f.x[fSubMin] {
+		if s := ev.greedy(ev.posted(&p), p.weights, pt, 2); s < f.x[fSubMin] {
 			f.x[fSubMin] = s
 		}
 	}
@@ -334,7 +372,7 @@ func (ev *evidence) features(claim string) features {
 		}
 	}
 	for _, name := range c.names {
-		if !ev.words[name] && !ev.terms[textproc.Stem(name)] {
+		if !ev.words[name] && len(ev.postings[textproc.Stem(name)]) == 0 {
 			f.x[fMissName]++
 		}
 	}
@@ -345,7 +383,7 @@ func (ev *evidence) features(claim string) features {
 	if len(best) > 0 {
 		top, topCover := best[0], -1.0
 		for _, i := range best {
-			if cv := ev.cover(&c, ws, total, i); cv > topCover {
+			if cv := single[i] / total; cv > topCover {
 				top, topCover = i, cv
 			}
 		}
@@ -370,35 +408,41 @@ func (ev *evidence) features(claim string) features {
 }
 
 // greedy picks up to k passages, each time the one that adds the most
-// uncovered weight, and returns the weighted coverage they reach.
-func (ev *evidence) greedy(c *unit, ws []float64, total float64, k int) float64 {
+// uncovered weight, and returns the weighted coverage they reach. posts
+// are the postings of the claim's terms, ws their weights.
+func (ev *evidence) greedy(posts [][]int, ws []float64, total float64, k int) float64 {
 	if total == 0 {
 		return 0
 	}
-	covered := make([]bool, len(c.terms))
+	covered := make([]bool, len(posts))
+	gain, count := make([]float64, len(ev.units)), make([]int, len(ev.units))
 	got := 0.0
 	for round := 0; round < k; round++ {
-		bestGain, bestJ := 0.0, -1
-		for j := range ev.units {
-			gain, n := 0.0, 0
-			for i, t := range c.terms {
-				if !covered[i] && ev.units[j].set[t] {
-					gain += ws[i]
-					n++
-				}
-			}
-			if round > 0 && n < greedyMinTerms {
+		clear(gain)
+		clear(count)
+		for i, post := range posts {
+			if covered[i] {
 				continue
 			}
-			if gain > bestGain+1e-12 {
-				bestGain, bestJ = gain, j
+			for _, j := range post {
+				gain[j] += ws[i]
+				count[j]++
+			}
+		}
+		bestGain, bestJ := 0.0, -1
+		for j := range gain {
+			if round > 0 && count[j] < greedyMinTerms {
+				continue
+			}
+			if gain[j] > bestGain+1e-12 {
+				bestGain, bestJ = gain[j], j
 			}
 		}
 		if bestJ < 0 {
 			break
 		}
-		for i, t := range c.terms {
-			if ev.units[bestJ].set[t] {
+		for i, post := range posts {
+			if _, ok := slices.BinarySearch(post, bestJ); ok {
 				covered[i] = true
 			}
 		}
@@ -457,7 +501,7 @@ func (ev *evidence) find(phrase string) (string, int) {
 	}
 	needle := " " + strings.Join(ws, " ") + " "
 	for i, u := range ev.units {
-		if strings.Contains(" "+strings.Join(u.words, " ")+" ", needle) {
+		if strings.Contains(u.line, needle) {
 			return ev.texts[i], i
 		}
 	}
