@@ -79,12 +79,26 @@ func stemAny(w string) string {
 	return textproc.Stem(w)
 }
 
+// opposable returns the stems that have an opposite, in no particular
+// order: the only stems of a claim contrasts needs to look at.
+func opposable(stems map[string]bool) []string {
+	antonymOnce.Do(loadAntonyms)
+	var out []string
+	for st := range stems {
+		if len(antonymsOf[st]) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // contrasts counts the claim's stems whose opposite the passage uses while
-// the passage does not use the stem itself.
-func contrasts(claim, passage map[string]bool) int {
+// the passage does not use the stem itself. opposed are the claim's stems
+// that have an opposite (opposable of claim).
+func contrasts(opposed []string, claim, passage map[string]bool) int {
 	antonymOnce.Do(loadAntonyms)
 	n := 0
-	for st := range claim {
+	for _, st := range opposed {
 		if passage[st] {
 			continue
 		}

@@ -25,6 +25,7 @@ type unit struct {
 	numbers []string        // normalised numbers ("260000", "2004", "3")
 	words   []string        // lowercase words, stop words included
 	names   []string        // claims only: lowercase capitalised words not at the start
+	claim   *claimFacts     // claims only: what the metadata and quotation checks read
 	negated map[string]bool // stems in the scope of a negation (the three content words after it)
 	stems   map[string]bool // stems of all the words, stop words included
 	weights []float64       // weight of each of terms, in the same order
@@ -110,6 +111,7 @@ func analyse(text string, claim bool) unit {
 	}
 	if claim {
 		u.names = capitalised(text)
+		u.claim = readClaim(text, u.stems)
 	}
 	u.weights = make([]float64, len(u.terms))
 	for i, t := range u.terms {
@@ -393,7 +395,7 @@ func (ev *evidence) features(claim string) features {
 				f.x[fNeg] = 1
 			}
 		}
-		f.x[fAntonym] = float64(contrasts(c.stems, ev.units[top].stems))
+		f.x[fAntonym] = float64(contrasts(c.claim.opposable, c.stems, ev.units[top].stems))
 		if len(c.terms) > 0 {
 			n := 0
 			for _, t := range c.terms {
@@ -494,30 +496,33 @@ func logistic(x []float64) float64 {
 	return 1 / (1 + math.Exp(-z))
 }
 
-func (ev *evidence) find(phrase string) (string, int) {
-	ws := textproc.Words(phrase)
-	if len(ws) == 0 {
-		return "", -1
-	}
-	needle := " " + strings.Join(ws, " ") + " "
+// findWords returns the index of the first passage that contains needle
+// word for word (-1 when none does). needle is in the form of a unit's
+// line: lowercase words joined by spaces, with a space at each end.
+func (ev *evidence) findWords(needle string) int {
 	for i, u := range ev.units {
 		if strings.Contains(u.line, needle) {
-			return ev.texts[i], i
+			return i
 		}
 	}
-	return "", -1
+	return -1
 }
 
 // quoted reports whether the claim quotes at least one phrase of two words
 // or more and every such phrase occurs word for word in one passage; it
 // returns the passage of the first.
-func (ev *evidence) quoted(claim string) (bool, int) {
+func (ev *evidence) quoted(c *claimFacts) (bool, int) {
 	first := -1
-	for _, m := range quotedPhrase.FindAllStringSubmatch(claim, -1) {
-		if len(textproc.Words(m[1])) < 2 {
+	for _, q := range c.quotes {
+		if len(q.words) < 2 {
 			continue
 		}
-		_, i := ev.find(m[1])
+		i := -1
+		// Most quotes (a user's own words, repeated) use a word the
+		// evidence never does: no passage needs to be searched.
+		if !slices.ContainsFunc(q.words, func(w string) bool { return !ev.words[w] }) {
+			i = ev.findWords(q.needle)
+		}
 		if i < 0 {
 			return false, -1
 		}

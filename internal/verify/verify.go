@@ -212,9 +212,10 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "no evidence to check it against"
 		return v
 	}
+	facts := analyseCached(v.Claim, true).claim
 	// Metadata first: a wrong year, author or title is a contradiction.
 	if len(cl.Citations) > 0 {
-		if e, snippet, reason := contradiction(v.Claim, sources, index); reason != "" {
+		if e, snippet, reason := contradiction(facts, sources, index); reason != "" {
 			v.Status, v.Reason = Contradicted, reason
 			v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet}
 			return v
@@ -231,8 +232,8 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		// claim when what the claim says around it holds too (or is too
 		// short to say anything, and uses no rare word, name or number the
 		// source lacks).
-		if q, i := ev.quoted(v.Claim); q {
-			rest := ev.features(quotedPhrase.ReplaceAllString(v.Claim, " "))
+		if q, i := ev.quoted(facts); q {
+			rest := ev.features(facts.rest)
 			if rest.x[fMissName] == 0 && rest.x[fMissNum] == 0 && rest.x[fMissWeight] < 0.9 &&
 				(rest.terms < 3 || probability(rest.x) >= c.Threshold) {
 				p, f.best = max(p, 1), []int{i}
@@ -317,31 +318,30 @@ func passages(e assistant.Entity) []string {
 	return out
 }
 
-// entityEvidence remembers each entity's analysed evidence across checks
-// (up to maxRememberedEntities), keyed by everything passages reads, so a
-// changed entity is a new key. An evidence is never modified once built.
+// entityEvidence remembers the analysed evidence of each entity across
+// checks (up to maxRememberedEntities), by token. A remembered evidence is
+// used only when the entity's passages are still the same (comparing
+// strings that share their bytes, as entities read from one knowledge
+// snapshot do, is cheap); a changed entity replaces it. An evidence is
+// never modified once built.
 var (
-	entityEvidence     sync.Map // string -> *evidence
+	entityEvidence     sync.Map // assistant.Token -> rememberedEvidence
 	rememberedEntities atomic.Int64
 )
 
 const maxRememberedEntities = 20_000
 
-// entityKey is the part of an entity its evidence depends on.
-func entityKey(e assistant.Entity) string {
-	var b strings.Builder
-	b.WriteString(e.Token().String())
-	for _, f := range [][]string{{e.Title, e.Summary}, e.Authors, e.KeyIdeas, e.WhenToUse, e.Pitfalls, e.Tags} {
-		b.WriteByte(0)
-		for _, s := range f {
-			b.WriteString(s)
-			b.WriteByte(1)
-		}
-	}
-	if e.Year != nil {
-		fmt.Fprintf(&b, "\x00%d", *e.Year)
-	}
-	return b.String()
+type rememberedEvidence struct {
+	of       assistant.Entity
+	evidence *evidence
+}
+
+// samePassages reports whether two entities have the same passages.
+func samePassages(a, b assistant.Entity) bool {
+	return a.Title == b.Title && a.Summary == b.Summary && (a.Year == nil) == (b.Year == nil) &&
+		(a.Year == nil || *a.Year == *b.Year) && slices.Equal(a.Authors, b.Authors) &&
+		slices.Equal(a.KeyIdeas, b.KeyIdeas) && slices.Equal(a.WhenToUse, b.WhenToUse) &&
+		slices.Equal(a.Pitfalls, b.Pitfalls) && slices.Equal(a.Tags, b.Tags)
 }
 
 // evidenceIndex analyses each entity's passages once per check, however
@@ -352,18 +352,22 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	if ev, ok := ix[e.Token()]; ok {
 		return ev
 	}
-	key := entityKey(e)
-	if ev, ok := entityEvidence.Load(key); ok {
-		ix[e.Token()] = ev.(*evidence)
-		return ev.(*evidence)
+	remembered, found := entityEvidence.Load(e.Token())
+	if found && samePassages(remembered.(rememberedEvidence).of, e) {
+		ev := remembered.(rememberedEvidence).evidence
+		ix[e.Token()] = ev
+		return ev
 	}
 	ev := newEvidence()
 	for _, text := range passages(e) {
 		ev.add(text, 0)
 	}
 	ix[e.Token()] = ev
-	if rememberedEntities.Load() < maxRememberedEntities {
-		if _, loaded := entityEvidence.LoadOrStore(key, ev); !loaded {
+	switch {
+	case found: // the entity changed
+		entityEvidence.Store(e.Token(), rememberedEvidence{e, ev})
+	case rememberedEntities.Load() < maxRememberedEntities:
+		if _, loaded := entityEvidence.LoadOrStore(e.Token(), rememberedEvidence{e, ev}); !loaded {
 			rememberedEntities.Add(1)
 		}
 	}
@@ -387,23 +391,24 @@ var (
 // contradiction checks the metadata a claim attributes to the works it
 // cites: years, author names and quoted titles. It returns the entity, a
 // snippet and a reason when the claim gets one of them wrong.
-func contradiction(claim string, sources []assistant.Entity, index evidenceIndex) (assistant.Entity, string, string) {
+func contradiction(claim *claimFacts, sources []assistant.Entity, index evidenceIndex) (assistant.Entity, string, string) {
 	e := sources[0]
-	meta := passages(e)[0]
+	meta := index.evidence(e).texts[0]
 	// A quoted phrase that the sentence presents as a work's title must be
 	// the title of a cited work, unless the sources say it word for word.
-	for _, m := range quotedPhrase.FindAllStringSubmatchIndex(claim, -1) {
-		phrase := claim[m[2]:m[3]]
-		if !titleBefore.MatchString(claim[:m[0]]) && !titleAfter.MatchString(claim[m[1]:]) {
+	for _, q := range claim.quotes {
+		if !q.titled {
 			continue
 		}
-		if anyEntity(sources, func(x assistant.Entity) bool { return sameTitle(phrase, x.Title) || namesWork(x, phrase) }) {
+		if anyEntity(sources, func(x assistant.Entity) bool {
+			return sameTitle(q.phrase, x.Title) || namesWork(index.evidence(x).texts, q.phrase)
+		}) {
 			continue
 		}
 		return e, meta, fmt.Sprintf("the cited work is titled %q", e.Title)
 	}
 	// A year must be the cited work's year (or appear in its text).
-	for _, y := range yearPattern.FindAllString(claim, -1) {
+	for _, y := range claim.years {
 		if !anyEntity(sources, func(x assistant.Entity) bool { return yearOf(x) == y || strings.Contains(x.Summary, y) }) {
 			if yearOf(e) == "" {
 				return e, meta, "the cited work's year is unknown, not " + y
@@ -415,8 +420,8 @@ func contradiction(claim string, sources []assistant.Entity, index evidenceIndex
 	// words: "Investor Dave McClure") must be among its authors: one of the
 	// run's words must be a word of an author's name. A group of names the
 	// source itself spells out ("Bain & Company") is not a contradiction.
-	for _, group := range attributedNames(claim) {
-		if len(strings.Fields(group.text)) > 1 && anyEntity(sources, func(x assistant.Entity) bool { return mentions(x, group.text) }) {
+	for _, group := range claim.names {
+		if len(strings.Fields(group.text)) > 1 && anyEntity(sources, func(x assistant.Entity) bool { return mentions(index.evidence(x).texts, group.text) }) {
 			continue
 		}
 		for _, person := range group.people {
@@ -434,12 +439,12 @@ func contradiction(claim string, sources []assistant.Entity, index evidenceIndex
 	return assistant.Entity{}, "", ""
 }
 
-// namesWork reports whether the entity's own text presents phrase as the
-// name of a work ("his 1995 book The E-Myth Revisited", "his 2007 talk
-// "Startup Metrics for Pirates"").
-func namesWork(e assistant.Entity, phrase string) bool {
+// namesWork reports whether an entity's own text (its passages) presents
+// phrase as the name of a work ("his 1995 book The E-Myth Revisited", "his
+// 2007 talk "Startup Metrics for Pirates"").
+func namesWork(passages []string, phrase string) bool {
 	p := strings.ToLower(strings.TrimSpace(phrase))
-	for _, text := range passages(e) {
+	for _, text := range passages {
 		lower := strings.ToLower(text)
 		for from := 0; ; {
 			i := strings.Index(lower[from:], p)
@@ -486,6 +491,46 @@ var (
 	afterBy    = regexp.MustCompile(`\bby\s+((?:[A-Z][\p{L}'’.-]*)(?:\s+(?:and\s+)?[A-Z][\p{L}'’.-]*)*)`)
 )
 
+// claimFacts is what the checks read from a claim besides its words,
+// worked out once per claim text and remembered with its analysis: claims
+// repeat, since the builtin model answers with the knowledge base's own
+// sentences.
+type claimFacts struct {
+	quotes    []quote     // the quoted phrases, in order
+	rest      string      // the claim with its quoted phrases blanked out
+	years     []string    // the years it states
+	names     []nameGroup // the names it credits with a work
+	opposable []string    // its stems that have an opposite
+}
+
+// quote is a phrase a claim puts in quotation marks.
+type quote struct {
+	phrase string   // as written, without the marks
+	needle string   // its lowercase words, in the form of a unit's line
+	words  []string // its lowercase words
+	titled bool     // the sentence presents it as the name of a work
+}
+
+// readClaim works out the claimFacts of a claim; stems are the stems of
+// all its words.
+func readClaim(claim string, stems map[string]bool) *claimFacts {
+	c := &claimFacts{rest: claim, years: yearPattern.FindAllString(claim, -1), names: attributedNames(claim), opposable: opposable(stems)}
+	for _, m := range quotedPhrase.FindAllStringSubmatchIndex(claim, -1) {
+		phrase := claim[m[2]:m[3]]
+		words := textproc.Words(phrase)
+		c.quotes = append(c.quotes, quote{
+			phrase: phrase,
+			needle: " " + strings.Join(words, " ") + " ",
+			words:  words,
+			titled: titleBefore.MatchString(claim[:m[0]]) || titleAfter.MatchString(claim[m[1]:]),
+		})
+	}
+	if len(c.quotes) > 0 {
+		c.rest = quotedPhrase.ReplaceAllString(claim, " ")
+	}
+	return c
+}
+
 // nameGroup is the text a claim credits with a work and the people in it.
 type nameGroup struct {
 	text   string
@@ -524,9 +569,10 @@ func attributedNames(claim string) []nameGroup {
 	return groups
 }
 
-// mentions reports whether the entity's text contains s, case included.
-func mentions(e assistant.Entity, s string) bool {
-	for _, text := range passages(e) {
+// mentions reports whether an entity's text (its passages) contains s,
+// case included.
+func mentions(passages []string, s string) bool {
+	for _, text := range passages {
 		if strings.Contains(text, s) {
 			return true
 		}

@@ -122,3 +122,36 @@ func TestInDomainDevSet(t *testing.T) {
 		}
 	}
 }
+
+// TestEditedEntityIsCheckedAsEdited holds a claim against an entity, then
+// against the same token with another summary and year: the evidence the
+// checker remembers for a token must not outlive a change to the entity.
+func TestEditedEntityIsCheckedAsEdited(t *testing.T) {
+	c := verify.New()
+	year := 2001
+	e := assistant.Entity{Type: assistant.Framework, Slug: "edited-entity-check", Title: "Queue Discipline",
+		Summary: "Capping the work in progress at each station shortens the time an order waits.", Year: &year}
+	claim := "Capping the work in progress at each station shortens the time an order waits [framework:edited-entity-check]."
+	check := func(e assistant.Entity) verify.Verdict {
+		return c.Check(claim, map[assistant.Token]assistant.Entity{e.Token(): e}, nil).Verdicts[0]
+	}
+	if v := check(e); v.Status != verify.Verified {
+		t.Fatalf("before the edit: %s (%s)", v.Status, v.Reason)
+	}
+	edited := e
+	edited.Summary = "Hiring a second packer doubles the output of the packing bench."
+	if v := check(edited); v.Status == verify.Verified {
+		t.Fatalf("after the summary changed, the old summary still verified the claim: %+v", v)
+	}
+	if v := check(e); v.Status != verify.Verified {
+		t.Fatalf("after the edit was undone: %s (%s)", v.Status, v.Reason)
+	}
+	year2 := 1990
+	redated := e
+	redated.Year = &year2
+	dated := "Queue Discipline appeared in 2001 [framework:edited-entity-check]."
+	v := c.Check(dated, map[assistant.Token]assistant.Entity{redated.Token(): redated}, nil).Verdicts[0]
+	if v.Status != verify.Contradicted {
+		t.Fatalf("a claim of the old year against the new year: %s (%s)", v.Status, v.Reason)
+	}
+}
