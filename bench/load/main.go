@@ -85,6 +85,7 @@ type options struct {
 	out             string
 	assistant       string
 	citations       int
+	profile         string // directory for the services' CPU profiles, "" for none
 	// The scale-out mode (scaleout.go).
 	scaleout     bool
 	postgres     string
@@ -107,6 +108,7 @@ func main() {
 	fs.StringVar(&o.out, "out", "", "where to write the JSON result (default bench/results/latest.json in the repository; - for none)")
 	fs.StringVar(&o.assistant, "assistant", "", "an assistant binary to measure instead of building ./cmd/assistant")
 	fs.IntVar(&o.citations, "citations", 10000, "citation events recorded in the builtin service's database before it starts, for the leaderboard row to rank")
+	fs.StringVar(&o.profile, "profile", "", "write a CPU profile of the measuring service for each row of the builtin and openai services into this directory (ROW.runN.pprof; read with go tool pprof)")
 	fs.BoolVar(&o.scaleout, "scaleout", false, "measure stats, resolve and builtin chat on one instance on SQLite, one on PostgreSQL + Redis and -instances on PostgreSQL + Redis (needs -postgres and redis-server)")
 	fs.StringVar(&o.postgres, "postgres", "", "-scaleout: the PostgreSQL database to create a schema in for the run (default $ASSISTANT_TEST_POSTGRES_URL)")
 	fs.StringVar(&o.redisServer, "redis-server", "", "-scaleout: the redis-server binary to start a private Redis with (default: redis-server on the PATH)")
@@ -354,8 +356,30 @@ func runOnce(ctx context.Context, o options, bin, dir string, selected []row) ([
 		return nil, err
 	}
 	servers["bare"] = server{p: bare}
+	// With -profile each service serves its runtime profiles on a port of
+	// its own (ASSISTANT_PROFILE_ADDR).
+	profileAddrs := map[string]string{}
+	profileSetting := func(server string, extra map[string]string) (map[string]string, error) {
+		if o.profile == "" {
+			return extra, nil
+		}
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		profileAddrs[server] = addr
+		if extra == nil {
+			extra = map[string]string{}
+		}
+		extra["ASSISTANT_PROFILE_ADDR"] = addr
+		return extra, nil
+	}
 	if need["builtin"] {
-		p, key, err := startService(ctx, "assistant serve (builtin)", bin, filepath.Join(dir, "builtin"), o.citations, nil)
+		extra, err := profileSetting("builtin", nil)
+		if err != nil {
+			return nil, err
+		}
+		p, key, err := startService(ctx, "assistant serve (builtin)", bin, filepath.Join(dir, "builtin"), o.citations, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -367,10 +391,14 @@ func runOnce(ctx context.Context, o options, bin, dir string, selected []row) ([
 			return nil, err
 		}
 		servers["fake-openai"] = server{p: fake}
-		p, key, err := startService(ctx, "assistant serve (openai)", bin, filepath.Join(dir, "openai"), 0, map[string]string{
+		extra, err := profileSetting("openai", map[string]string{
 			"ASSISTANT_LLM_PROVIDER": "openai", "ASSISTANT_LLM_BASE_URL": fake.url + "/v1",
 			"ASSISTANT_LLM_MODEL": "bench-model", "ASSISTANT_LLM_API_KEY": "bench",
 		})
+		if err != nil {
+			return nil, err
+		}
+		p, key, err := startService(ctx, "assistant serve (openai)", bin, filepath.Join(dir, "openai"), 0, extra)
 		if err != nil {
 			return nil, err
 		}
@@ -394,7 +422,16 @@ func runOnce(ctx context.Context, o options, bin, dir string, selected []row) ([
 			return nil, fmt.Errorf("%s (%s): the first request failed: %w", r.name, r.endpoint, err)
 		}
 		fmt.Fprintf(os.Stderr, "  %-15s %d connections ...", r.name, conns)
+		var profiled <-chan error
+		if addr := profileAddrs[r.server]; addr != "" {
+			profiled = captureProfile(ctx, addr, o.warmup, o.duration, filepath.Join(o.profile, r.name+"."+filepath.Base(dir)+".pprof"))
+		}
 		res := summarize(load(ctx, []endpoint{{client, t}}, conns, o.warmup, o.duration, serverProbes(s.p.cmd.Process.Pid)))
+		if profiled != nil {
+			if err := <-profiled; err != nil {
+				return nil, fmt.Errorf("%s: the CPU profile: %w", r.name, err)
+			}
+		}
 		client.CloseIdleConnections()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -434,4 +435,62 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// freeAddr returns a loopback address with a port no one listens on now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// captureProfile asks the service whose profiles are served at addr for a
+// CPU profile of the measured part of a row: it waits out the warm-up, then
+// profiles for the duration (whole seconds, at least one) and writes the
+// profile to path. The result arrives on the channel once written.
+func captureProfile(ctx context.Context, addr string, warmup, duration time.Duration, path string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		select {
+		case <-time.After(warmup):
+		case <-ctx.Done():
+			done <- ctx.Err()
+			return
+		}
+		seconds := max(1, int(duration.Round(time.Second)/time.Second))
+		req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s answered %s", addr, resp.Status)
+			return
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			done <- err
+			return
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			done <- err
+			return
+		}
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			f.Close()
+			done <- err
+			return
+		}
+		done <- f.Close()
+	}()
+	return done
 }

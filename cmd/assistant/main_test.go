@@ -261,3 +261,44 @@ func TestKeyRevokedFromTheCommandLine(t *testing.T) {
 	}
 	t.Logf("refused %v after the revoke command returned", time.Since(revoked))
 }
+
+// TestProfileListener starts serve with ASSISTANT_PROFILE_ADDR: the
+// runtime profiles answer on that address, and only there.
+func TestProfileListener(t *testing.T) {
+	base, stdout, _ := startServerOutput(t, map[string]string{"ASSISTANT_PROFILE_ADDR": "127.0.0.1:0"})
+	announced := regexp.MustCompile(`runtime profiles on (http://[0-9.:]+)/debug/pprof/`)
+	var profiles string
+	for deadline := time.Now().Add(30 * time.Second); profiles == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := announced.FindStringSubmatch(stdout.String()); m != nil {
+			profiles = m[1]
+		}
+	}
+	if profiles == "" {
+		t.Fatalf("no profile address printed:\n%s", stdout)
+	}
+	resp, err := http.Get(profiles + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "goroutine profile:") {
+		t.Errorf("goroutine profile: %d %.200s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(base + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("the API address serves profiles: %d", resp.StatusCode)
+	}
+}
+
+func TestRefusesAProfileAddressWithoutPort(t *testing.T) {
+	env := map[string]string{"ASSISTANT_DATA_DIR": t.TempDir(), "ASSISTANT_PROFILE_ADDR": "localhost"}
+	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "ASSISTANT_PROFILE_ADDR") {
+		t.Errorf("err = %v, want a refusal naming ASSISTANT_PROFILE_ADDR", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -136,6 +137,14 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	if cfg.ProfileAddr != "" {
+		stop, err := serveProfiles(cfg, e, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 
@@ -238,4 +247,29 @@ func displayAddr(a net.Addr) string {
 		return fmt.Sprintf("localhost:%d", port)
 	}
 	return tcp.String()
+}
+
+// serveProfiles starts the listener of ASSISTANT_PROFILE_ADDR, which
+// serves Go's runtime profiles (net/http/pprof) on a mux of its own, so
+// they are never reachable through the API's address. It returns the
+// function that closes it.
+func serveProfiles(cfg *config.Config, e env, logger *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", cfg.ProfileAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s (ASSISTANT_PROFILE_ADDR): %w", cfg.ProfileAddr, err)
+	}
+	if !cfg.ProfileOnLoopback() {
+		logger.Warn("runtime profiles are served beyond loopback, without authentication", "addr", ln.Addr().String())
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(ln) }()
+	fmt.Fprintf(e.stdout, "runtime profiles on http://%s/debug/pprof/\n", displayAddr(ln.Addr()))
+	logger.Info("serving runtime profiles", "addr", ln.Addr().String())
+	return func() { _ = server.Close() }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
@@ -34,6 +35,7 @@ type Config struct {
 	PublicHardLimit int
 	LogLevel        slog.Level
 	CORSOrigins     []string
+	ProfileAddr     string // "" means no profiling listener
 }
 
 // Setting describes one configuration setting: its environment variable,
@@ -87,6 +89,8 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { return c.LogLevel.UnmarshalText([]byte(v)) }},
 	{Env: "ASSISTANT_CORS_ORIGINS", Flag: "cors-origins", Default: "", Help: "comma-separated origins allowed to call /api/v1/ from a browser",
 		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
+	{Env: "ASSISTANT_PROFILE_ADDR", Flag: "profile-addr", Default: "", Help: "host:port of a second listener serving Go's runtime profiles at /debug/pprof/ (no authentication: keep it on loopback); empty turns it off",
+		apply: func(c *Config, v string) (err error) { c.ProfileAddr, err = parseProfileAddr(v); return err }},
 }
 
 // ErrFlags marks a command line the flag set could not parse (an unknown
@@ -253,6 +257,7 @@ func (c *Config) String() string {
 		"ASSISTANT_CHAT_RATE_WINDOW":  seconds(c.ChatRateWindow),
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
 		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
+		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr,
 	}
 	for _, s := range Settings {
 		fmt.Fprintf(&b, "%s=%s\n", s.Env, values[s.Env])
@@ -269,6 +274,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("chat_rate_limit", c.ChatRateLimit), slog.String("chat_rate_window", seconds(c.ChatRateWindow)),
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
+		slog.String("profile_addr", c.ProfileAddr),
 	)
 }
 
@@ -337,6 +343,33 @@ func checkRedisURL(v string) error {
 		return fmt.Errorf("ASSISTANT_REDIS_URL must be redis://host:port[/db], rediss://... (TLS) or unix:///path, not %s", maskURL(v))
 	}
 	return nil
+}
+
+// parseProfileAddr accepts "" (off) or host:port with a port. A host
+// other than a loopback address or localhost is accepted (a container may
+// need it) but warned about at start: the profiles need no key.
+func parseProfileAddr(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+		return "", fmt.Errorf("%q is not host:port (for example 127.0.0.1:6060)", v)
+	}
+	return v, nil
+}
+
+// ProfileOnLoopback reports whether the profiling listener is bound to
+// loopback only.
+func (c *Config) ProfileOnLoopback() bool {
+	host, _, err := net.SplitHostPort(c.ProfileAddr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func parseRedisTimeout(v string) (time.Duration, error) {
