@@ -1,6 +1,11 @@
 package api
 
-import "net/http"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+)
 
 // HandlerAndRoutes exposes the served patterns to the black-box tests.
 func (s *Server) HandlerAndRoutes() (http.Handler, []string) { return s.handler() }
@@ -10,3 +15,21 @@ var CitationsComponent = citationsComponent
 
 // StrongETag is the ETag the service gives a body.
 var StrongETag = strongETag
+
+// ResolveEncoded is resolve's typed answer to a request body, encoded as
+// huma encodes an output body: what POST /resolve must write byte for byte.
+func (s *Server) ResolveEncoded(ctx context.Context, body string) ([]byte, error) {
+	var in resolveInput
+	if err := json.Unmarshal([]byte(body), &in.Body); err != nil {
+		return nil, err
+	}
+	out, err := s.resolve(ctx, &in)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(out.Body)
+	return b.Bytes(), err
+}

@@ -1,9 +1,18 @@
 package api
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 )
@@ -98,15 +107,31 @@ type resolveOutput struct {
 }
 
 func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput, error) {
+	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	out := &resolveOutput{}
+	out.Body.Resolved = make([]EntityCard, len(resolved))
+	for i, e := range resolved {
+		out.Body.Resolved[i] = cardOf(e)
+	}
+	out.Body.Unresolved = unresolved
+	return out, nil
+}
+
+// resolveTokens looks the tokens up: the entities of those that resolve
+// and the tokens that do not, each in request order and once (D10).
+func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistant.Entity, []unresolvedToken, error) {
 	type item struct {
 		ref   tokenRef
 		token assistant.Token
 		valid bool
 	}
-	var items []item
-	var lookup []assistant.Token
-	seen := map[tokenRef]bool{}
-	for _, ref := range in.Body.Tokens {
+	items := make([]item, 0, len(refs))
+	lookup := make([]assistant.Token, 0, len(refs))
+	seen := make(map[tokenRef]bool, len(refs))
+	for _, ref := range refs {
 		if seen[ref] {
 			continue // duplicates resolve once (D10)
 		}
@@ -120,22 +145,126 @@ func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput,
 	}
 	found, err := s.Knowledge.Entities(ctx, lookup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := &resolveOutput{}
-	out.Body.Resolved = []EntityCard{}
-	out.Body.Unresolved = []unresolvedToken{}
+	resolved := make([]assistant.Entity, 0, len(found))
+	unresolved := []unresolvedToken{}
 	for _, it := range items {
 		switch e, ok := found[it.token]; {
 		case !it.valid:
-			out.Body.Unresolved = append(out.Body.Unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
+			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
 		case !ok:
-			out.Body.Unresolved = append(out.Body.Unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
+			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
 		default:
-			out.Body.Resolved = append(out.Body.Resolved, cardOf(e))
+			resolved = append(resolved, e)
 		}
 	}
-	return out, nil
+	return resolved, unresolved, nil
+}
+
+// resolveRawOutput is POST /resolve's answer as written on the wire: the
+// document of resolveOutput, assembled from each card's remembered JSON
+// (cardJSON) instead of encoding every card again. Its schema in the
+// OpenAPI document is resolveOutput's (routes.go).
+type resolveRawOutput struct {
+	Body func(huma.Context)
+}
+
+// resolveJSON answers POST /resolve with the bytes huma would write for
+// resolve's output: the same fields, order and escaping, and a final
+// newline. The whole body goes out in one write with its length, rather
+// than in chunks.
+func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRawOutput, error) {
+	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	if err != nil {
+		return nil, err
+	}
+	cards := make([][]byte, len(resolved))
+	size := 64
+	for i, e := range resolved {
+		cards[i] = s.cards.json(e)
+		size += len(cards[i]) + 1
+	}
+	rest, err := marshalJSON(unresolved)
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, 0, size+len(rest))
+	body = append(body, `{"resolved":[`...)
+	for i, c := range cards {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, c...)
+	}
+	body = append(body, `],"unresolved":`...)
+	body = append(body, rest...)
+	body = append(body, "}\n"...)
+	return &resolveRawOutput{Body: func(hc huma.Context) {
+		hc.SetHeader("Content-Type", "application/json")
+		hc.SetHeader("Content-Length", strconv.Itoa(len(body)))
+		hc.SetStatus(http.StatusOK)
+		_, _ = hc.BodyWriter().Write(body)
+	}}, nil
+}
+
+// marshalJSON encodes v as huma's JSON format does (no HTML escaping),
+// without the newline that ends a document.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// cardCache remembers the JSON of each entity's card, by token, up to
+// maxRememberedCards. A remembered card is used only while the entity's
+// fields the card shows are unchanged (comparing strings that share their
+// bytes, as entities of one knowledge snapshot do, is cheap); an edited
+// entity replaces it.
+type cardCache struct {
+	cards      sync.Map // assistant.Token -> rememberedCard
+	remembered atomic.Int64
+}
+
+const maxRememberedCards = 20_000
+
+type rememberedCard struct {
+	of   assistant.Entity
+	json []byte
+}
+
+// json returns the card of e as huma would encode it.
+func (c *cardCache) json(e assistant.Entity) []byte {
+	t := e.Token()
+	r, found := c.cards.Load(t)
+	if found && sameCard(r.(rememberedCard).of, e) {
+		return r.(rememberedCard).json
+	}
+	b, err := marshalJSON(cardOf(e))
+	if err != nil { // a card is strings, numbers and lists of strings
+		panic(fmt.Sprintf("encoding the card of %s: %v", t, err))
+	}
+	switch {
+	case found:
+		c.cards.Store(t, rememberedCard{e, b})
+	case c.remembered.Load() < maxRememberedCards:
+		if _, loaded := c.cards.LoadOrStore(t, rememberedCard{e, b}); !loaded {
+			c.remembered.Add(1)
+		}
+	}
+	return b
+}
+
+// sameCard reports whether two entities show the same card.
+func sameCard(a, b assistant.Entity) bool {
+	return a.Type == b.Type && a.Slug == b.Slug && a.Title == b.Title && a.Summary == b.Summary && a.URL == b.URL &&
+		(a.Year == nil) == (b.Year == nil) && (a.Year == nil || *a.Year == *b.Year) &&
+		slices.Equal(a.Authors, b.Authors) && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Archetypes, b.Archetypes) &&
+		slices.Equal(a.KeyIdeas, b.KeyIdeas) && slices.Equal(a.Related, b.Related)
 }
 
 // --- leaderboard ---

@@ -70,12 +70,15 @@ func (s *Server) handler() (http.Handler, []string) {
 		Summary:     "Count the citable knowledge",
 		Description: "Counts the entities the assistant can cite, by type. Cached for 60 seconds.",
 	}), s.knowledgeStats)
+	// resolve writes its answer from remembered card JSON (resolveJSON);
+	// its documented schema is resolveOutput's, as if huma encoded it.
 	huma.Register(api, public(huma.Operation{
 		OperationID: "resolveTokens", Method: http.MethodPost, Path: publicPrefix + "/resolve",
 		Summary:     "Resolve citation tokens into cards",
 		Description: "Turns 1 to 100 citation tokens into entity cards for hover cards, in request order, each once. Tokens that do not resolve are listed in `unresolved` with the reason; they are not an error.",
 		Errors:      []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
-	}), s.resolve)
+		Responses:   jsonResponse(api, resolveOutput{}),
+	}), s.resolveJSON)
 	huma.Register(api, public(huma.Operation{
 		OperationID: "getLeaderboard", Method: http.MethodGet, Path: publicPrefix + "/leaderboard",
 		Summary:     "Most cited knowledge",
@@ -238,6 +241,22 @@ func (s *Server) newAPI(mux humago.Mux) huma.API {
 	config.CreateHooks = nil // no $schema links in responses
 	config.AllowAdditionalPropertiesByDefault = true
 	return humago.New(mux, config)
+}
+
+// jsonResponse documents a 200 JSON answer whose body has the schema of
+// output's Body field, named as huma names an output's body, for a handler
+// that writes the bytes itself.
+func jsonResponse(api huma.API, output any) map[string]*huma.Response {
+	t := reflect.TypeOf(output)
+	f, ok := t.FieldByName("Body")
+	if !ok {
+		panic(t.Name() + " has no Body")
+	}
+	schema := huma.SchemaFromField(api.OpenAPI().Components.Schemas, f, t.Name()+f.Name)
+	return map[string]*huma.Response{"200": {
+		Description: http.StatusText(http.StatusOK),
+		Content:     map[string]*huma.MediaType{"application/json": {Schema: schema}},
+	}}
 }
 
 // jsonExample is a JSON request body with an example; huma fills in the

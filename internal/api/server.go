@@ -76,4 +76,5 @@ type Server struct {
 	Degradable map[string]assistant.Pinger
 
 	leaderboards leaderboardCache
+	cards        cardCache
 }
