@@ -1,9 +1,9 @@
 package builtin
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -193,24 +193,53 @@ func (t turn) symptom() string {
 
 // sentence is one citable sentence of an entity.
 type sentence struct {
-	entity tooling.EntityResult
+	entity *tooling.EntityResult
 	text   string
-	terms  map[string]bool // the stems of text
-	kind   string          // idea, when, summary, pitfall
+	*analysis
+	kind   string // idea, when, summary, pitfall
 	score  float64
 	strong bool // shares at least minOverlap with the question
 	order  int
 }
 
+// analysis is what the picker compares of a text (a sentence of an
+// entity, a line of advice or of an earlier answer).
+type analysis struct {
+	key   string   // normalise(text): how it is matched with what was already said
+	words int      // its number of words (textproc.Words)
+	terms []string // its distinct stems (textproc.TermSet), in order of first use
+}
+
+// analyses remembers analyse's results: every turn analyses again the
+// sentences of the entities it reads, the persona's lines of advice and
+// the conversation's earlier answers, and that analysis (words, stems and
+// the regexp of normalise) was most of the cost of composing an answer.
+var analyses = memo[*analysis]{max: 20_000}
+
+// analyse returns the analysis of text, remembered; it is shared, so it
+// must not be modified.
+func analyse(text string) *analysis {
+	return analyses.get(text, func(text string) *analysis {
+		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
+		for _, term := range textproc.Terms(text) {
+			if !slices.Contains(a.terms, term) {
+				a.terms = append(a.terms, term)
+			}
+		}
+		return a
+	})
+}
+
 // sentences lists an entity's citable sentences: key ideas, the situations
 // it is for, the sentences of its summary (not the first, which names the
 // work), and its pitfalls.
-func sentences(e tooling.EntityResult) []sentence {
+func sentences(e *tooling.EntityResult) []sentence {
 	var out []sentence
 	add := func(kind string, list []string) {
 		for _, s := range list {
-			if s = strings.TrimSpace(s); len(textproc.Words(s)) >= 5 {
-				out = append(out, sentence{entity: e, text: s, kind: kind, order: len(out)})
+			s = strings.TrimSpace(s)
+			if a := analyse(s); a.words >= 5 {
+				out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind, order: len(out)})
 			}
 		}
 	}
@@ -242,16 +271,13 @@ type picker struct {
 	analysed map[string][]sentence
 }
 
-// sentencesOf returns the entity's sentences with their stems, analysed
+// sentencesOf returns the entity's sentences with their analyses, listed
 // once per answer.
 func (p *picker) sentencesOf(e tooling.EntityResult) []sentence {
 	if list, ok := p.analysed[e.Token]; ok {
 		return list
 	}
-	list := sentences(e)
-	for i := range list {
-		list[i].terms = textproc.TermSet(list[i].text)
-	}
+	list := sentences(&e)
 	if p.analysed == nil {
 		p.analysed = map[string][]sentence{}
 	}
@@ -286,8 +312,14 @@ func (t turn) newPicker() *picker {
 	return p
 }
 
-func normalise(s string) string {
-	s = tokenPattern.ReplaceAllString(s, "")
+// normalise is the form in which lines are compared with what was already
+// said: their words, without citation tokens.
+func normalise(s string) string { return analyse(s).key }
+
+func normaliseText(s string) string {
+	if strings.Contains(s, "[") { // every citation token starts with one
+		s = tokenPattern.ReplaceAllString(s, "")
+	}
 	return strings.Join(textproc.Words(s), " ")
 }
 
@@ -301,13 +333,13 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 			if len(kinds) > 0 && !slices.Contains(kinds, s.kind) {
 				continue
 			}
-			key := normalise(s.text)
+			key := s.key
 			if p.used[key] || p.usedInPrevious(key) {
 				continue
 			}
 			terms := s.terms
 			overlap, avoided := 0.0, 0
-			for term := range terms {
+			for _, term := range terms {
 				overlap += p.terms[term]
 				if p.avoid[term] {
 					avoided++
@@ -327,11 +359,16 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 	// Sentences about the question come first, best match first; the
 	// rest keep the entities' own order (their key ideas lead), so an
 	// entity chosen for its relevance as a whole still speaks.
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].strong != cands[j].strong {
-			return cands[i].strong
+	slices.SortStableFunc(cands, func(a, b sentence) int {
+		switch {
+		case a.strong != b.strong && a.strong:
+			return -1
+		case a.strong != b.strong:
+			return 1
+		case a.strong:
+			return cmp.Compare(b.score, a.score)
 		}
-		return cands[i].strong && cands[i].score > cands[j].score
+		return 0
 	})
 	var out []sentence
 	// Spread the answer over the knowledge read: an entity already cited
@@ -341,7 +378,7 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 			if len(out) == n {
 				break
 			}
-			key := normalise(c.text)
+			key := c.key
 			if p.used[key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
@@ -366,12 +403,13 @@ func (p *picker) usedInPrevious(key string) bool {
 // the conversation, and is not mostly about what was already tried;
 // marking it used.
 func (p *picker) fresh(line string) bool {
-	key := normalise(line)
+	a := analyse(line)
+	key := a.key
 	if p.used[key] || p.usedInPrevious(key) {
 		return false
 	}
 	avoided := 0
-	for term := range textproc.TermSet(line) {
+	for _, term := range a.terms {
 		if p.avoid[term] {
 			avoided++
 		}
