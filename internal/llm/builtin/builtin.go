@@ -51,9 +51,9 @@ type turn struct {
 	question  string   // the last user message
 	earlier   []string // earlier user messages, oldest first
 	previous  []string // earlier assistant answers, oldest first
-	searches  []tooling.SearchResult
-	entities  []tooling.EntityResult
-	diagnosis *tooling.DiagnoseResult
+	searches  []searchResult
+	entities  []entityResult
+	diagnosis *diagnoseResult
 	calls     int // tool calls already made this turn
 	canCall   map[string]bool
 }
@@ -85,17 +85,17 @@ func read(req llm.Request) turn {
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
 			case tooling.ToolSearch:
-				var r tooling.SearchResult
+				var r searchResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil {
 					t.searches = append(t.searches, r)
 				}
 			case tooling.ToolEntity:
-				var r tooling.EntityResult
+				var r entityResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil && r.Found {
 					t.entities = append(t.entities, r)
 				}
 			case tooling.ToolDiagnose:
-				var r tooling.DiagnoseResult
+				var r diagnoseResult
 				if json.Unmarshal([]byte(m.Content), &r) == nil && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
@@ -200,7 +200,7 @@ func (t turn) plan() []llm.ToolCall {
 }
 
 func (t turn) searched(query string) bool {
-	return slices.ContainsFunc(t.searches, func(s tooling.SearchResult) bool { return s.Query == query })
+	return slices.ContainsFunc(t.searches, func(s searchResult) bool { return s.Query == query })
 }
 
 // scope is the service's scope reading of the question, from the first
@@ -221,7 +221,7 @@ func (t turn) inScope() bool { return t.scope().InScope }
 // the search's best. Entities the conversation already cited go last, so
 // a follow-up brings something new.
 func (t turn) toRead() []string {
-	var hits []tooling.SearchHit
+	var hits []searchHit
 	for _, s := range t.searches {
 		if s.Query == conversationMethods && t.mode != "customer" {
 			continue
@@ -254,13 +254,13 @@ func (t turn) toRead() []string {
 			likely[m.ArchetypeID] = true
 		}
 	}
-	rank := func(h tooling.SearchHit) float64 {
+	rank := func(h searchHit) float64 {
 		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
 			return h.Score + 0.25
 		}
 		return h.Score
 	}
-	slices.SortStableFunc(hits, func(a, b tooling.SearchHit) int { return cmp.Compare(rank(b), rank(a)) })
+	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
 	// The customer persona leads with the methods of the conversation.
 	if t.mode == "customer" {
 		for _, s := range t.searches {

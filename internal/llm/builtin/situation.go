@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/textproc"
-	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
@@ -193,7 +192,7 @@ func (t turn) symptom() string {
 
 // sentence is one citable sentence of an entity.
 type sentence struct {
-	entity *tooling.EntityResult
+	entity *entityResult
 	text   string
 	*analysis
 	kind   string // idea, when, summary, pitfall
@@ -233,7 +232,7 @@ func analyse(text string) *analysis {
 // sentences lists an entity's citable sentences: key ideas, the situations
 // it is for, the sentences of its summary (not the first, which names the
 // work), and its pitfalls.
-func sentences(e *tooling.EntityResult) []sentence {
+func sentences(e *entityResult) []sentence {
 	var out []sentence
 	add := func(kind string, list []string) {
 		for _, s := range list {
@@ -273,7 +272,7 @@ type picker struct {
 
 // sentencesOf returns the entity's sentences with their analyses, listed
 // once per answer.
-func (p *picker) sentencesOf(e tooling.EntityResult) []sentence {
+func (p *picker) sentencesOf(e entityResult) []sentence {
 	if list, ok := p.analysed[e.Token]; ok {
 		return list
 	}
@@ -326,7 +325,7 @@ func normaliseText(s string) string {
 // best returns up to n sentences of the given kinds (all kinds when none
 // is given) from the entities, best match to the question first, and marks
 // them used.
-func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) []sentence {
+func (p *picker) best(entities []entityResult, n int, kinds ...string) []sentence {
 	var cands []sentence
 	for _, e := range entities {
 		for _, s := range p.sentencesOf(e) {

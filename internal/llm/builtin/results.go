@@ -1,0 +1,63 @@
+package builtin
+
+import "github.com/constraintlab/assistant/internal/tooling"
+
+// The tool results as the builtin model reads them: the fields of
+// tooling's result types that it uses, under the same JSON names and with
+// the same types (TestResultsMirrorTooling checks it). Every round of a
+// turn decodes the results so far again, and leaving out what is never
+// read (above all the search hits' titles and summaries, two thirds of a
+// search result) makes that cheaper.
+
+// searchResult is what is read of a tooling.SearchResult.
+type searchResult struct {
+	Query    string        `json:"query"`
+	Hits     []searchHit   `json:"hits"`
+	Coverage float64       `json:"coverage"`
+	Missing  []string      `json:"missing,omitempty"`
+	Scope    tooling.Scope `json:"scope"`
+}
+
+// searchHit is what is read of a tooling.SearchHit.
+type searchHit struct {
+	Token      string   `json:"token"`
+	Archetypes []string `json:"archetypes"`
+	Score      float64  `json:"score"`
+	Imported   bool     `json:"imported,omitempty"`
+}
+
+// entityResult is what is read of a tooling.EntityResult.
+type entityResult struct {
+	Token      string   `json:"token"`
+	Found      bool     `json:"found"`
+	Title      string   `json:"title,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	KeyIdeas   []string `json:"key_ideas,omitempty"`
+	WhenToUse  []string `json:"when_to_use,omitempty"`
+	Pitfalls   []string `json:"pitfalls,omitempty"`
+	Archetypes []string `json:"archetypes,omitempty"`
+}
+
+// diagnoseResult is what is read of a tooling.DiagnoseResult.
+type diagnoseResult struct {
+	Band         string             `json:"band"`
+	Matches      []diagnoseMatch    `json:"matches"`
+	Applications []diagnoseApplying `json:"applications"`
+	Metrics      []string           `json:"metrics,omitempty"`
+}
+
+// diagnoseMatch is what is read of a tooling.DiagnoseMatch.
+type diagnoseMatch struct {
+	ArchetypeID string  `json:"archetype_id"`
+	Name        string  `json:"name"`
+	Probability float64 `json:"probability"`
+}
+
+// diagnoseApplying is what is read of a tooling.DiagnoseApplying.
+type diagnoseApplying struct {
+	Token       string   `json:"token"`
+	Application string   `json:"application"`
+	FirstSteps  []string `json:"first_steps"`
+	Metrics     []string `json:"metrics"`
+	Supporting  []string `json:"supporting"`
+}
