@@ -85,18 +85,15 @@ func read(req llm.Request) turn {
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
 			case tooling.ToolSearch:
-				var r searchResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil {
+				if r, ok := decode(&searchResults, m.Content); ok {
 					t.searches = append(t.searches, r)
 				}
 			case tooling.ToolEntity:
-				var r entityResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil && r.Found {
+				if r, ok := decode(&entityResults, m.Content); ok && r.Found {
 					t.entities = append(t.entities, r)
 				}
 			case tooling.ToolDiagnose:
-				var r diagnoseResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil && len(r.Matches) > 0 {
+				if r, ok := decode(&diagnoseResults, m.Content); ok && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
 			}

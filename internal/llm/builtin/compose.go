@@ -208,7 +208,7 @@ func (t turn) howTo(article entityResult) string {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, citeText(article.Token, s))
 	}
 	b.WriteString("\n## If that does not work\n")
-	for _, s := range append(article.Pitfalls, rest...) {
+	for _, s := range slices.Concat(article.Pitfalls, rest) { // article is shared: never append to its lists
 		fmt.Fprintf(&b, "- %s\n", citeText(article.Token, s))
 	}
 	b.WriteString("- Escalate with what you did, what you expected and what happened instead.\n")

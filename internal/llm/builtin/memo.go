@@ -6,20 +6,16 @@ import (
 )
 
 // memo remembers the results of a pure function of a text, for texts up
-// to maxMemoKey bytes and up to max of them (then it computes each time,
-// as textproc's memos do). Every chat turn reads the same knowledge-base
-// sentences and the same persona lines again, so their analyses are worth
-// keeping. The values are shared by every caller: they must never be
-// modified.
+// to maxKey bytes and about max of them. When it is full it forgets
+// everything and starts again, so that in a long-running server it keeps
+// serving what turns read now rather than what the first ones read. The
+// values are shared by every caller: they must never be modified.
 type memo[V any] struct {
 	values     sync.Map // text -> V
 	remembered atomic.Int64
 	max        int64
+	maxKey     int
 }
-
-// maxMemoKey is the longest text a memo remembers: sentences and lines,
-// not whole documents.
-const maxMemoKey = 4096
 
 // get returns compute(text), remembered.
 func (m *memo[V]) get(text string, compute func(string) V) V {
@@ -27,10 +23,17 @@ func (m *memo[V]) get(text string, compute func(string) V) V {
 		return v.(V)
 	}
 	v := compute(text)
-	if len(text) <= maxMemoKey && m.remembered.Load() < m.max {
-		if _, loaded := m.values.LoadOrStore(text, v); !loaded {
-			m.remembered.Add(1)
-		}
+	if len(text) > m.maxKey {
+		return v
+	}
+	if m.remembered.Load() >= m.max {
+		// Two calls may both start again, and one may count a value the
+		// other forgot: the bound is approximate, never exceeded by much.
+		m.values.Clear()
+		m.remembered.Store(0)
+	}
+	if _, loaded := m.values.LoadOrStore(text, v); !loaded {
+		m.remembered.Add(1)
 	}
 	return v
 }

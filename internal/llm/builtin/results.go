@@ -1,6 +1,10 @@
 package builtin
 
-import "github.com/constraintlab/assistant/internal/tooling"
+import (
+	"encoding/json"
+
+	"github.com/constraintlab/assistant/internal/tooling"
+)
 
 // The tool results as the builtin model reads them: the fields of
 // tooling's result types that it uses, under the same JSON names and with
@@ -60,4 +64,34 @@ type diagnoseApplying struct {
 	FirstSteps  []string `json:"first_steps"`
 	Metrics     []string `json:"metrics"`
 	Supporting  []string `json:"supporting"`
+}
+
+// decoded is a tool result as decode returns it: the value, and whether
+// the JSON decoded.
+type decoded[R any] struct {
+	result R
+	ok     bool
+}
+
+// The memos of decode, one per kind of result. Each round of a turn
+// decodes again the tool results of the rounds before (a search result
+// two or three times, a diagnosis twice), and a knowledge-base entity
+// read by one turn is often read by the next. A few hundred results
+// cover the turns under way; the memo starts again when full.
+var (
+	searchResults   = memo[decoded[searchResult]]{max: 256, maxKey: 256 << 10}
+	entityResults   = memo[decoded[entityResult]]{max: 256, maxKey: 256 << 10}
+	diagnoseResults = memo[decoded[diagnoseResult]]{max: 256, maxKey: 256 << 10}
+)
+
+// decode returns the tool result in content, decoded into R, and whether
+// it decoded, remembered in results. The result is shared: its lists must
+// never be modified or appended to.
+func decode[R any](results *memo[decoded[R]], content string) (R, bool) {
+	d := results.get(content, func(content string) decoded[R] {
+		var d decoded[R]
+		d.ok = json.Unmarshal([]byte(content), &d.result) == nil
+		return d
+	})
+	return d.result, d.ok
 }

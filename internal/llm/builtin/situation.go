@@ -213,7 +213,7 @@ type analysis struct {
 // sentences of the entities it reads, the persona's lines of advice and
 // the conversation's earlier answers, and that analysis (words, stems and
 // the regexp of normalise) was most of the cost of composing an answer.
-var analyses = memo[*analysis]{max: 20_000}
+var analyses = memo[*analysis]{max: 20_000, maxKey: 4096}
 
 // analyse returns the analysis of text, remembered; it is shared, so it
 // must not be modified.
