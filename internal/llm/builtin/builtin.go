@@ -119,21 +119,39 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 // measure?", "we tried that, now what?"). A question in another language
 // is searched by the business words understood in it.
 func (t turn) situation() string {
-	q := strings.TrimSpace(t.question)
-	if !textproc.IsEnglish(q) {
-		if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
-			q = strings.Join(words, " ")
-		}
+	q := searchable(t.question)
+	if q.short && len(t.earlier) > 0 {
+		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q.text)
 	}
-	// What was tried is not the problem: leave it out of the search.
-	if m := triedPattern.FindStringSubmatchIndex(q); m != nil {
-		q = strings.TrimSpace(q[:m[0]] + " " + q[m[1]:])
-	}
-	if len(textproc.Terms(q)) < 8 && len(t.earlier) > 0 {
-		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q)
-	}
-	return q
+	return q.text
 }
+
+// searchableQuestion is the question as the tools should read it.
+type searchableQuestion struct {
+	text  string // in English words, without what was tried
+	short bool   // fewer than 8 content words: it may lean on earlier turns
+}
+
+// searchable reads the question for situation, remembered because every
+// round of a turn and the answer read it again (a language guess, a
+// regexp and stemming).
+func searchable(question string) searchableQuestion {
+	return searchables.get(question, func(question string) searchableQuestion {
+		q := strings.TrimSpace(question)
+		if !textproc.IsEnglish(q) {
+			if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
+				q = strings.Join(words, " ")
+			}
+		}
+		// What was tried is not the problem: leave it out of the search.
+		if m := triedPattern.FindStringSubmatchIndex(q); m != nil {
+			q = strings.TrimSpace(q[:m[0]] + " " + q[m[1]:])
+		}
+		return searchableQuestion{text: q, short: len(textproc.Terms(q)) < 8}
+	})
+}
+
+var searchables = memo[searchableQuestion]{max: 1024, maxKey: 4096}
 
 // personaAngle is added to the search so that the knowledge found suits
 // the persona: a seller's talk track leans on how buyers decide, a success

@@ -31,7 +31,7 @@ func (t turn) compose() string {
 	case "customer":
 		return t.customer()
 	case "support":
-		if lead := t.lead(); howToProduct.MatchString(t.question) && t.importedLeads() {
+		if lead := t.lead(); asksHowToUse(t.question) && t.importedLeads() {
 			return t.howTo(lead)
 		}
 		return t.supportAnswer()

@@ -84,18 +84,27 @@ func classify(stages []stage, text string) stage {
 	return stage{}
 }
 
+// stageReader is the stages a persona reads, with the memo of its
+// readings: every round of a turn, and several parts of its answer, read
+// the same question again, and the stages' cues are a dozen regexps.
+type stageReader struct {
+	stages   []stage
+	readings memo[stage] // question -> classify(stages, question)
+}
+
+var stageReaders = map[string]*stageReader{
+	"customer": {stages: customerStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+	"success":  {stages: successStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+	"support":  {stages: supportStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+}
+
 // stage is the persona's reading of the situation.
 func (t turn) stage() stage {
-	text := t.question
-	switch t.mode {
-	case "customer":
-		return classify(customerStages, text)
-	case "success":
-		return classify(successStages, text)
-	case "support":
-		return classify(supportStages, text)
+	r, ok := stageReaders[t.mode]
+	if !ok {
+		return stage{}
 	}
-	return stage{}
+	return r.readings.get(t.question, func(q string) stage { return classify(r.stages, q) })
 }
 
 // howToProduct recognises a question about how to use a product ("how do
@@ -108,11 +117,19 @@ var howToProduct = regexp.MustCompile(`(?i)^\s*(how (do|can|should) (i|we|you)|w
 // documentation that matches it: then the answer says so instead of
 // bending a management framework to it.
 func (t turn) productQuestionWithoutDocs() bool {
-	if t.mode != "support" || !howToProduct.MatchString(t.question) || len(t.searches) == 0 {
+	if t.mode != "support" || !asksHowToUse(t.question) || len(t.searches) == 0 {
 		return false
 	}
 	return !t.importedLeads()
 }
+
+// asksHowToUse reports whether howToProduct matches the question,
+// remembered because every round of a support turn asks again.
+func asksHowToUse(question string) bool {
+	return howToQuestions.get(question, howToProduct.MatchString)
+}
+
+var howToQuestions = memo[bool]{max: 1024, maxKey: 4096}
 
 // triedPattern finds what the conversation says was already tried.
 var triedPattern = regexp.MustCompile(`(?i)\b(?:we(?:'ve| have)? (?:already )?tried|i(?:'ve| have)? (?:already )?tried|already tried|we already|i already|tried)\s+([^.?!;]+)`)
@@ -128,16 +145,30 @@ func (t turn) tried() string {
 		texts = append(texts, t.earlier[i])
 	}
 	for _, text := range texts {
-		if m := triedPattern.FindStringSubmatch(text); m != nil {
-			what := strings.TrimSpace(m[1])
-			what = triedTail.ReplaceAllString(what, "")
-			if len(textproc.Terms(what)) > 0 {
-				return strings.TrimRight(what, ", ")
-			}
+		if what := triedIn(text); what != "" {
+			return what
 		}
 	}
 	return ""
 }
+
+// triedIn returns what one message says was already tried, or "". It is
+// remembered because the answer asks several times, every turn asks
+// again of the conversation's earlier messages, and triedPattern is slow.
+func triedIn(text string) string {
+	return triedReadings.get(text, func(text string) string {
+		if m := triedPattern.FindStringSubmatch(text); m != nil {
+			what := strings.TrimSpace(m[1])
+			what = triedTail.ReplaceAllString(what, "")
+			if len(textproc.Terms(what)) > 0 {
+				return strings.TrimRight(what, ", ") // not empty: it has a content word
+			}
+		}
+		return ""
+	})
+}
+
+var triedReadings = memo[string]{max: 4096, maxKey: 4096}
 
 // questionTerms are the stems of what the conversation asks about: the
 // question, and the earlier user turns when it is a follow-up.
