@@ -290,7 +290,16 @@ type picker struct {
 	// terms weighs the question's stems: its business words count most,
 	// words that say little of a situation ("week", "make") least.
 	terms map[string]float64
-	used  map[string]bool
+	// used holds the normalised lines already said: those of the earlier
+	// answers and those of this one so far.
+	used map[string]bool
+	// said are the lines of the earlier answers that a sentence could be
+	// part of (longer than 20 bytes), and usedNow the lines this answer
+	// used so far: used's lines, for usedInPrevious to search.
+	said, usedNow []string
+	// inSaid remembers, for this answer, whether a line is part of one of
+	// said: the answer's sections look at the same sentences again.
+	inSaid map[string]bool
 	// avoid holds stems of what was already tried: a sentence that is
 	// mostly about it is not offered again.
 	avoid map[string]bool
@@ -316,7 +325,7 @@ func (p *picker) sentencesOf(e entityResult) []sentence {
 }
 
 func (t turn) newPicker() *picker {
-	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{}}
+	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{}, inSaid: map[string]bool{}}
 	for term := range t.questionTerms() {
 		p.terms[term] = 0.6
 		if vague[term] {
@@ -336,7 +345,11 @@ func (t turn) newPicker() *picker {
 	}
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
-			p.used[normalise(line)] = true
+			key := normalise(line)
+			if !p.used[key] && len(key) > 20 {
+				p.said = append(p.said, key)
+			}
+			p.used[key] = true
 		}
 	}
 	return p
@@ -413,20 +426,33 @@ func (p *picker) best(entities []entityResult, n int, kinds ...string) []sentenc
 				continue
 			}
 			p.cited[c.entity.Token]++
-			p.used[key] = true
+			p.markUsed(key)
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// usedInPrevious reports whether key (longer than 20 bytes) is part of a
+// line already said, in an earlier answer or in this one.
 func (p *picker) usedInPrevious(key string) bool {
-	for line := range p.used {
-		if line != "" && len(key) > 20 && strings.Contains(line, key) {
-			return true
-		}
+	if len(key) <= 20 {
+		return false
 	}
-	return false
+	in, ok := p.inSaid[key]
+	if !ok {
+		in = slices.ContainsFunc(p.said, func(line string) bool { return strings.Contains(line, key) })
+		p.inSaid[key] = in
+	}
+	return in || slices.ContainsFunc(p.usedNow, func(line string) bool { return strings.Contains(line, key) })
+}
+
+// markUsed records that this answer says the line key.
+func (p *picker) markUsed(key string) {
+	if !p.used[key] {
+		p.usedNow = append(p.usedNow, key)
+	}
+	p.used[key] = true
 }
 
 // fresh reports whether a line of advice has not been given earlier in
@@ -447,7 +473,7 @@ func (p *picker) fresh(line string) bool {
 	if avoided >= 2 {
 		return false
 	}
-	p.used[key] = true
+	p.markUsed(key)
 	return true
 }
 
