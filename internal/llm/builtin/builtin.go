@@ -51,9 +51,9 @@ type turn struct {
 	question  string   // the last user message
 	earlier   []string // earlier user messages, oldest first
 	previous  []string // earlier assistant answers, oldest first
-	searches  []tooling.SearchResult
-	entities  []tooling.EntityResult
-	diagnosis *tooling.DiagnoseResult
+	searches  []searchResult
+	entities  []entityResult
+	diagnosis *diagnoseResult
 	calls     int // tool calls already made this turn
 	canCall   map[string]bool
 }
@@ -85,18 +85,15 @@ func read(req llm.Request) turn {
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
 			case tooling.ToolSearch:
-				var r tooling.SearchResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil {
+				if r, ok := decode(&searchResults, m.Content); ok {
 					t.searches = append(t.searches, r)
 				}
 			case tooling.ToolEntity:
-				var r tooling.EntityResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil && r.Found {
+				if r, ok := decode(&entityResults, m.Content); ok && r.Found {
 					t.entities = append(t.entities, r)
 				}
 			case tooling.ToolDiagnose:
-				var r tooling.DiagnoseResult
-				if json.Unmarshal([]byte(m.Content), &r) == nil && len(r.Matches) > 0 {
+				if r, ok := decode(&diagnoseResults, m.Content); ok && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
 			}
@@ -122,21 +119,39 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 // measure?", "we tried that, now what?"). A question in another language
 // is searched by the business words understood in it.
 func (t turn) situation() string {
-	q := strings.TrimSpace(t.question)
-	if !textproc.IsEnglish(q) {
-		if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
-			q = strings.Join(words, " ")
-		}
+	q := searchable(t.question)
+	if q.short && len(t.earlier) > 0 {
+		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q.text)
 	}
-	// What was tried is not the problem: leave it out of the search.
-	if m := triedPattern.FindStringSubmatchIndex(q); m != nil {
-		q = strings.TrimSpace(q[:m[0]] + " " + q[m[1]:])
-	}
-	if len(textproc.Terms(q)) < 8 && len(t.earlier) > 0 {
-		return strings.TrimSpace(t.earlier[len(t.earlier)-1] + " " + q)
-	}
-	return q
+	return q.text
 }
+
+// searchableQuestion is the question as the tools should read it.
+type searchableQuestion struct {
+	text  string // in English words, without what was tried
+	short bool   // fewer than 8 content words: it may lean on earlier turns
+}
+
+// searchable reads the question for situation, remembered because every
+// round of a turn and the answer read it again (a language guess, a
+// regexp and stemming).
+func searchable(question string) searchableQuestion {
+	return searchables.get(question, func(question string) searchableQuestion {
+		q := strings.TrimSpace(question)
+		if !textproc.IsEnglish(q) {
+			if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
+				q = strings.Join(words, " ")
+			}
+		}
+		// What was tried is not the problem: leave it out of the search.
+		if m := triedPattern.FindStringSubmatchIndex(q); m != nil {
+			q = strings.TrimSpace(q[:m[0]] + " " + q[m[1]:])
+		}
+		return searchableQuestion{text: q, short: len(textproc.Terms(q)) < 8}
+	})
+}
+
+var searchables = memo[searchableQuestion]{max: 1024, maxKey: 4096}
 
 // personaAngle is added to the search so that the knowledge found suits
 // the persona: a seller's talk track leans on how buyers decide, a success
@@ -200,7 +215,7 @@ func (t turn) plan() []llm.ToolCall {
 }
 
 func (t turn) searched(query string) bool {
-	return slices.ContainsFunc(t.searches, func(s tooling.SearchResult) bool { return s.Query == query })
+	return slices.ContainsFunc(t.searches, func(s searchResult) bool { return s.Query == query })
 }
 
 // scope is the service's scope reading of the question, from the first
@@ -221,7 +236,7 @@ func (t turn) inScope() bool { return t.scope().InScope }
 // the search's best. Entities the conversation already cited go last, so
 // a follow-up brings something new.
 func (t turn) toRead() []string {
-	var hits []tooling.SearchHit
+	var hits []searchHit
 	for _, s := range t.searches {
 		if s.Query == conversationMethods && t.mode != "customer" {
 			continue
@@ -254,13 +269,13 @@ func (t turn) toRead() []string {
 			likely[m.ArchetypeID] = true
 		}
 	}
-	rank := func(h tooling.SearchHit) float64 {
+	rank := func(h searchHit) float64 {
 		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
 			return h.Score + 0.25
 		}
 		return h.Score
 	}
-	slices.SortStableFunc(hits, func(a, b tooling.SearchHit) int { return cmp.Compare(rank(b), rank(a)) })
+	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
 	// The customer persona leads with the methods of the conversation.
 	if t.mode == "customer" {
 		for _, s := range t.searches {

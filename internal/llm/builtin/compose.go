@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/textproc"
-	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // compose writes the answer. Out of scope, it declines; on a weak match it
@@ -32,7 +31,7 @@ func (t turn) compose() string {
 	case "customer":
 		return t.customer()
 	case "support":
-		if lead := t.lead(); howToProduct.MatchString(t.question) && t.importedLeads() {
+		if lead := t.lead(); asksHowToUse(t.question) && t.importedLeads() {
 			return t.howTo(lead)
 		}
 		return t.supportAnswer()
@@ -144,8 +143,8 @@ func quoteList(words []string) string {
 }
 
 // frameworks and supporting split the entities read.
-func (t turn) frameworks() []tooling.EntityResult {
-	var out []tooling.EntityResult
+func (t turn) frameworks() []entityResult {
+	var out []entityResult
 	for _, e := range t.entities {
 		if strings.HasPrefix(e.Token, "framework:") {
 			out = append(out, e)
@@ -157,8 +156,8 @@ func (t turn) frameworks() []tooling.EntityResult {
 	return out
 }
 
-func (t turn) supporting() []tooling.EntityResult {
-	var out []tooling.EntityResult
+func (t turn) supporting() []entityResult {
+	var out []entityResult
 	for _, e := range t.entities {
 		if !strings.HasPrefix(e.Token, "framework:") {
 			out = append(out, e)
@@ -169,7 +168,7 @@ func (t turn) supporting() []tooling.EntityResult {
 
 // lead is the entity the answer starts from: the workspace's own
 // knowledge when it was the top hit, else the first framework read.
-func (t turn) lead() tooling.EntityResult {
+func (t turn) lead() entityResult {
 	for _, e := range t.entities {
 		if t.importedLeads() && e.Token == t.searches[0].Hits[0].Token {
 			return e
@@ -187,7 +186,7 @@ func (t turn) importedLeads() bool {
 // howTo answers a question about using the product from the workspace's
 // own article, in the article's order: a how-to is followed step by step,
 // not ranked.
-func (t turn) howTo(article tooling.EntityResult) string {
+func (t turn) howTo(article entityResult) string {
 	var b strings.Builder
 	b.WriteString("## What is going on\n")
 	fmt.Fprintf(&b, "Your workspace's article \"%s\" covers this.\n\n", article.Title)
@@ -209,7 +208,7 @@ func (t turn) howTo(article tooling.EntityResult) string {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, citeText(article.Token, s))
 	}
 	b.WriteString("\n## If that does not work\n")
-	for _, s := range append(article.Pitfalls, rest...) {
+	for _, s := range slices.Concat(article.Pitfalls, rest) { // article is shared: never append to its lists
 		fmt.Fprintf(&b, "- %s\n", citeText(article.Token, s))
 	}
 	b.WriteString("- Escalate with what you did, what you expected and what happened instead.\n")
@@ -484,7 +483,7 @@ var customerPlays = map[string]customerPlay{
 // conversationEntities splits the frameworks read for a talk track: the
 // methods of a sales conversation (found by the persona's second search)
 // and those about the buyer's situation.
-func (t turn) conversationEntities() (methods, situation []tooling.EntityResult) {
+func (t turn) conversationEntities() (methods, situation []entityResult) {
 	isMethod := map[string]bool{}
 	for _, s := range t.searches {
 		if s.Query == conversationMethods {
@@ -600,11 +599,11 @@ func (t turn) supportAnswer() string {
 	fmt.Fprintf(&b, "\"%s\": %s\n\n", upperFirst(t.symptom()), lowerFirst(supportReads[st.id]))
 	if lead.Token != fw[0].Token || len(t.searches) > 0 && len(t.searches[0].Hits) > 0 && t.searches[0].Hits[0].Imported {
 		// The workspace's own article answers first.
-		for _, s := range p.best([]tooling.EntityResult{lead}, 3) {
+		for _, s := range p.best([]entityResult{lead}, 3) {
 			fmt.Fprintf(&b, "- %s\n", cite(s))
 		}
 		b.WriteString("\n")
-	} else if when := p.best([]tooling.EntityResult{lead}, 1, "when", "summary"); len(when) > 0 {
+	} else if when := p.best([]entityResult{lead}, 1, "when", "summary"); len(when) > 0 {
 		fmt.Fprintf(&b, "The closest pattern in the knowledge base, from %s: %s\n\n", lead.Title, lowerFirst(cite(when[0])))
 	}
 

@@ -1,15 +1,14 @@
 package builtin
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/textproc"
-	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
@@ -85,18 +84,27 @@ func classify(stages []stage, text string) stage {
 	return stage{}
 }
 
+// stageReader is the stages a persona reads, with the memo of its
+// readings: every round of a turn, and several parts of its answer, read
+// the same question again, and the stages' cues are a dozen regexps.
+type stageReader struct {
+	stages   []stage
+	readings memo[stage] // question -> classify(stages, question)
+}
+
+var stageReaders = map[string]*stageReader{
+	"customer": {stages: customerStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+	"success":  {stages: successStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+	"support":  {stages: supportStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+}
+
 // stage is the persona's reading of the situation.
 func (t turn) stage() stage {
-	text := t.question
-	switch t.mode {
-	case "customer":
-		return classify(customerStages, text)
-	case "success":
-		return classify(successStages, text)
-	case "support":
-		return classify(supportStages, text)
+	r, ok := stageReaders[t.mode]
+	if !ok {
+		return stage{}
 	}
-	return stage{}
+	return r.readings.get(t.question, func(q string) stage { return classify(r.stages, q) })
 }
 
 // howToProduct recognises a question about how to use a product ("how do
@@ -109,11 +117,19 @@ var howToProduct = regexp.MustCompile(`(?i)^\s*(how (do|can|should) (i|we|you)|w
 // documentation that matches it: then the answer says so instead of
 // bending a management framework to it.
 func (t turn) productQuestionWithoutDocs() bool {
-	if t.mode != "support" || !howToProduct.MatchString(t.question) || len(t.searches) == 0 {
+	if t.mode != "support" || !asksHowToUse(t.question) || len(t.searches) == 0 {
 		return false
 	}
 	return !t.importedLeads()
 }
+
+// asksHowToUse reports whether howToProduct matches the question,
+// remembered because every round of a support turn asks again.
+func asksHowToUse(question string) bool {
+	return howToQuestions.get(question, howToProduct.MatchString)
+}
+
+var howToQuestions = memo[bool]{max: 1024, maxKey: 4096}
 
 // triedPattern finds what the conversation says was already tried.
 var triedPattern = regexp.MustCompile(`(?i)\b(?:we(?:'ve| have)? (?:already )?tried|i(?:'ve| have)? (?:already )?tried|already tried|we already|i already|tried)\s+([^.?!;]+)`)
@@ -129,16 +145,30 @@ func (t turn) tried() string {
 		texts = append(texts, t.earlier[i])
 	}
 	for _, text := range texts {
-		if m := triedPattern.FindStringSubmatch(text); m != nil {
-			what := strings.TrimSpace(m[1])
-			what = triedTail.ReplaceAllString(what, "")
-			if len(textproc.Terms(what)) > 0 {
-				return strings.TrimRight(what, ", ")
-			}
+		if what := triedIn(text); what != "" {
+			return what
 		}
 	}
 	return ""
 }
+
+// triedIn returns what one message says was already tried, or "". It is
+// remembered because the answer asks several times, every turn asks
+// again of the conversation's earlier messages, and triedPattern is slow.
+func triedIn(text string) string {
+	return triedReadings.get(text, func(text string) string {
+		if m := triedPattern.FindStringSubmatch(text); m != nil {
+			what := strings.TrimSpace(m[1])
+			what = triedTail.ReplaceAllString(what, "")
+			if len(textproc.Terms(what)) > 0 {
+				return strings.TrimRight(what, ", ") // not empty: it has a content word
+			}
+		}
+		return ""
+	})
+}
+
+var triedReadings = memo[string]{max: 4096, maxKey: 4096}
 
 // questionTerms are the stems of what the conversation asks about: the
 // question, and the earlier user turns when it is a follow-up.
@@ -193,24 +223,53 @@ func (t turn) symptom() string {
 
 // sentence is one citable sentence of an entity.
 type sentence struct {
-	entity tooling.EntityResult
+	entity *entityResult
 	text   string
-	terms  map[string]bool // the stems of text
-	kind   string          // idea, when, summary, pitfall
+	*analysis
+	kind   string // idea, when, summary, pitfall
 	score  float64
 	strong bool // shares at least minOverlap with the question
 	order  int
 }
 
+// analysis is what the picker compares of a text (a sentence of an
+// entity, a line of advice or of an earlier answer).
+type analysis struct {
+	key   string   // normalise(text): how it is matched with what was already said
+	words int      // its number of words (textproc.Words)
+	terms []string // its distinct stems (textproc.TermSet), in order of first use
+}
+
+// analyses remembers analyse's results: every turn analyses again the
+// sentences of the entities it reads, the persona's lines of advice and
+// the conversation's earlier answers, and that analysis (words, stems and
+// the regexp of normalise) was most of the cost of composing an answer.
+var analyses = memo[*analysis]{max: 20_000, maxKey: 4096}
+
+// analyse returns the analysis of text, remembered; it is shared, so it
+// must not be modified.
+func analyse(text string) *analysis {
+	return analyses.get(text, func(text string) *analysis {
+		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
+		for _, term := range textproc.Terms(text) {
+			if !slices.Contains(a.terms, term) {
+				a.terms = append(a.terms, term)
+			}
+		}
+		return a
+	})
+}
+
 // sentences lists an entity's citable sentences: key ideas, the situations
 // it is for, the sentences of its summary (not the first, which names the
 // work), and its pitfalls.
-func sentences(e tooling.EntityResult) []sentence {
+func sentences(e *entityResult) []sentence {
 	var out []sentence
 	add := func(kind string, list []string) {
 		for _, s := range list {
-			if s = strings.TrimSpace(s); len(textproc.Words(s)) >= 5 {
-				out = append(out, sentence{entity: e, text: s, kind: kind, order: len(out)})
+			s = strings.TrimSpace(s)
+			if a := analyse(s); a.words >= 5 {
+				out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind, order: len(out)})
 			}
 		}
 	}
@@ -231,7 +290,16 @@ type picker struct {
 	// terms weighs the question's stems: its business words count most,
 	// words that say little of a situation ("week", "make") least.
 	terms map[string]float64
-	used  map[string]bool
+	// used holds the normalised lines already said: those of the earlier
+	// answers and those of this one so far.
+	used map[string]bool
+	// said are the lines of the earlier answers that a sentence could be
+	// part of (longer than 20 bytes), and usedNow the lines this answer
+	// used so far: used's lines, for usedInPrevious to search.
+	said, usedNow []string
+	// inSaid remembers, for this answer, whether a line is part of one of
+	// said: the answer's sections look at the same sentences again.
+	inSaid map[string]bool
 	// avoid holds stems of what was already tried: a sentence that is
 	// mostly about it is not offered again.
 	avoid map[string]bool
@@ -242,16 +310,13 @@ type picker struct {
 	analysed map[string][]sentence
 }
 
-// sentencesOf returns the entity's sentences with their stems, analysed
+// sentencesOf returns the entity's sentences with their analyses, listed
 // once per answer.
-func (p *picker) sentencesOf(e tooling.EntityResult) []sentence {
+func (p *picker) sentencesOf(e entityResult) []sentence {
 	if list, ok := p.analysed[e.Token]; ok {
 		return list
 	}
-	list := sentences(e)
-	for i := range list {
-		list[i].terms = textproc.TermSet(list[i].text)
-	}
+	list := sentences(&e)
 	if p.analysed == nil {
 		p.analysed = map[string][]sentence{}
 	}
@@ -260,7 +325,7 @@ func (p *picker) sentencesOf(e tooling.EntityResult) []sentence {
 }
 
 func (t turn) newPicker() *picker {
-	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{}}
+	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{}, inSaid: map[string]bool{}}
 	for term := range t.questionTerms() {
 		p.terms[term] = 0.6
 		if vague[term] {
@@ -280,34 +345,44 @@ func (t turn) newPicker() *picker {
 	}
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
-			p.used[normalise(line)] = true
+			key := normalise(line)
+			if !p.used[key] && len(key) > 20 {
+				p.said = append(p.said, key)
+			}
+			p.used[key] = true
 		}
 	}
 	return p
 }
 
-func normalise(s string) string {
-	s = tokenPattern.ReplaceAllString(s, "")
+// normalise is the form in which lines are compared with what was already
+// said: their words, without citation tokens.
+func normalise(s string) string { return analyse(s).key }
+
+func normaliseText(s string) string {
+	if strings.Contains(s, "[") { // every citation token starts with one
+		s = tokenPattern.ReplaceAllString(s, "")
+	}
 	return strings.Join(textproc.Words(s), " ")
 }
 
 // best returns up to n sentences of the given kinds (all kinds when none
 // is given) from the entities, best match to the question first, and marks
 // them used.
-func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) []sentence {
+func (p *picker) best(entities []entityResult, n int, kinds ...string) []sentence {
 	var cands []sentence
 	for _, e := range entities {
 		for _, s := range p.sentencesOf(e) {
 			if len(kinds) > 0 && !slices.Contains(kinds, s.kind) {
 				continue
 			}
-			key := normalise(s.text)
+			key := s.key
 			if p.used[key] || p.usedInPrevious(key) {
 				continue
 			}
 			terms := s.terms
 			overlap, avoided := 0.0, 0
-			for term := range terms {
+			for _, term := range terms {
 				overlap += p.terms[term]
 				if p.avoid[term] {
 					avoided++
@@ -327,11 +402,16 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 	// Sentences about the question come first, best match first; the
 	// rest keep the entities' own order (their key ideas lead), so an
 	// entity chosen for its relevance as a whole still speaks.
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].strong != cands[j].strong {
-			return cands[i].strong
+	slices.SortStableFunc(cands, func(a, b sentence) int {
+		switch {
+		case a.strong != b.strong && a.strong:
+			return -1
+		case a.strong != b.strong:
+			return 1
+		case a.strong:
+			return cmp.Compare(b.score, a.score)
 		}
-		return cands[i].strong && cands[i].score > cands[j].score
+		return 0
 	})
 	var out []sentence
 	// Spread the answer over the knowledge read: an entity already cited
@@ -341,37 +421,51 @@ func (p *picker) best(entities []tooling.EntityResult, n int, kinds ...string) [
 			if len(out) == n {
 				break
 			}
-			key := normalise(c.text)
+			key := c.key
 			if p.used[key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
 			p.cited[c.entity.Token]++
-			p.used[key] = true
+			p.markUsed(key)
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// usedInPrevious reports whether key (longer than 20 bytes) is part of a
+// line already said, in an earlier answer or in this one.
 func (p *picker) usedInPrevious(key string) bool {
-	for line := range p.used {
-		if line != "" && len(key) > 20 && strings.Contains(line, key) {
-			return true
-		}
+	if len(key) <= 20 {
+		return false
 	}
-	return false
+	in, ok := p.inSaid[key]
+	if !ok {
+		in = slices.ContainsFunc(p.said, func(line string) bool { return strings.Contains(line, key) })
+		p.inSaid[key] = in
+	}
+	return in || slices.ContainsFunc(p.usedNow, func(line string) bool { return strings.Contains(line, key) })
+}
+
+// markUsed records that this answer says the line key.
+func (p *picker) markUsed(key string) {
+	if !p.used[key] {
+		p.usedNow = append(p.usedNow, key)
+	}
+	p.used[key] = true
 }
 
 // fresh reports whether a line of advice has not been given earlier in
 // the conversation, and is not mostly about what was already tried;
 // marking it used.
 func (p *picker) fresh(line string) bool {
-	key := normalise(line)
+	a := analyse(line)
+	key := a.key
 	if p.used[key] || p.usedInPrevious(key) {
 		return false
 	}
 	avoided := 0
-	for term := range textproc.TermSet(line) {
+	for _, term := range a.terms {
 		if p.avoid[term] {
 			avoided++
 		}
@@ -379,7 +473,7 @@ func (p *picker) fresh(line string) bool {
 	if avoided >= 2 {
 		return false
 	}
-	p.used[key] = true
+	p.markUsed(key)
 	return true
 }
 

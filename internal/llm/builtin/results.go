@@ -1,0 +1,97 @@
+package builtin
+
+import (
+	"encoding/json"
+
+	"github.com/constraintlab/assistant/internal/tooling"
+)
+
+// The tool results as the builtin model reads them: the fields of
+// tooling's result types that it uses, under the same JSON names and with
+// the same types (TestResultsMirrorTooling checks it). Every round of a
+// turn decodes the results so far again, and leaving out what is never
+// read (above all the search hits' titles and summaries, two thirds of a
+// search result) makes that cheaper.
+
+// searchResult is what is read of a tooling.SearchResult.
+type searchResult struct {
+	Query    string        `json:"query"`
+	Hits     []searchHit   `json:"hits"`
+	Coverage float64       `json:"coverage"`
+	Missing  []string      `json:"missing,omitempty"`
+	Scope    tooling.Scope `json:"scope"`
+}
+
+// searchHit is what is read of a tooling.SearchHit.
+type searchHit struct {
+	Token      string   `json:"token"`
+	Archetypes []string `json:"archetypes"`
+	Score      float64  `json:"score"`
+	Imported   bool     `json:"imported,omitempty"`
+}
+
+// entityResult is what is read of a tooling.EntityResult.
+type entityResult struct {
+	Token      string   `json:"token"`
+	Found      bool     `json:"found"`
+	Title      string   `json:"title,omitempty"`
+	Summary    string   `json:"summary,omitempty"`
+	KeyIdeas   []string `json:"key_ideas,omitempty"`
+	WhenToUse  []string `json:"when_to_use,omitempty"`
+	Pitfalls   []string `json:"pitfalls,omitempty"`
+	Archetypes []string `json:"archetypes,omitempty"`
+}
+
+// diagnoseResult is what is read of a tooling.DiagnoseResult.
+type diagnoseResult struct {
+	Band         string             `json:"band"`
+	Matches      []diagnoseMatch    `json:"matches"`
+	Applications []diagnoseApplying `json:"applications"`
+	Metrics      []string           `json:"metrics,omitempty"`
+}
+
+// diagnoseMatch is what is read of a tooling.DiagnoseMatch.
+type diagnoseMatch struct {
+	ArchetypeID string  `json:"archetype_id"`
+	Name        string  `json:"name"`
+	Probability float64 `json:"probability"`
+}
+
+// diagnoseApplying is what is read of a tooling.DiagnoseApplying.
+type diagnoseApplying struct {
+	Token       string   `json:"token"`
+	Application string   `json:"application"`
+	FirstSteps  []string `json:"first_steps"`
+	Metrics     []string `json:"metrics"`
+	Supporting  []string `json:"supporting"`
+}
+
+// decoded is a tool result as decode returns it: the value, and whether
+// the JSON decoded.
+type decoded[R any] struct {
+	result R
+	ok     bool
+}
+
+// The memos of decode, one per kind of result. Each round of a turn
+// decodes again the tool results of the rounds before (a search result
+// two or three times, a diagnosis twice), and a knowledge-base entity
+// read by one turn is often read by the next. A few hundred results
+// cover the turns under way; the memo starts again when full.
+var (
+	searchResults   = memo[decoded[searchResult]]{max: 256, maxKey: 256 << 10}
+	entityResults   = memo[decoded[entityResult]]{max: 256, maxKey: 256 << 10}
+	diagnoseResults = memo[decoded[diagnoseResult]]{max: 256, maxKey: 256 << 10}
+)
+
+// decode returns the tool result in content, decoded into R, and whether
+// it decoded, remembered in results. The result is shared: its lists must
+// never be modified or appended to.
+func decode[R any](results *memo[decoded[R]], content string) (R, bool) {
+	d := results.get(content, func(content string) decoded[R] {
+		var d decoded[R]
+		d.ok = json.Unmarshal([]byte(content), &d.result) == nil
+		return d
+	})
+	return d.result, d.ok
+}
