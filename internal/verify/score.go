@@ -390,20 +390,18 @@ func (ev *evidence) features(claim string) features {
 			}
 		}
 		p := &ev.units[top]
-		for _, t := range c.terms {
-			if p.set[t] && c.negated[t] != p.negated[t] {
-				f.x[fNeg] = 1
-			}
-		}
-		f.x[fAntonym] = float64(contrasts(c.claim.opposable, c.stems, ev.units[top].stems))
-		if len(c.terms) > 0 {
-			n := 0
-			for _, t := range c.terms {
-				if ev.units[top].set[t] {
-					n++
+		shared := 0 // claim terms the passage uses too
+		for i, t := range c.terms {
+			if _, ok := slices.BinarySearch(posts[i], top); ok {
+				shared++
+				if c.negated[t] != p.negated[t] {
+					f.x[fNeg] = 1
 				}
 			}
-			f.contrastCover = float64(n) / float64(len(c.terms))
+		}
+		f.x[fAntonym] = float64(contrasts(c.claim.opposable, c.stems, p.stems))
+		if len(c.terms) > 0 {
+			f.contrastCover = float64(shared) / float64(len(c.terms))
 		}
 	}
 	return f

@@ -318,22 +318,54 @@ func passages(e assistant.Entity) []string {
 	return out
 }
 
-// entityEvidence remembers the analysed evidence of each entity across
-// checks (up to maxRememberedEntities), by token. A remembered evidence is
-// used only when the entity's passages are still the same (comparing
-// strings that share their bytes, as entities read from one knowledge
-// snapshot do, is cheap); a changed entity replaces it. An evidence is
-// never modified once built.
+// entityEvidence remembers the analysed evidence of entities across
+// checks, by token: up to maxVersionsPerToken versions of each (a chat turn
+// adds its vertical's applications of a framework to the framework's key
+// ideas, so one token is checked in several versions) and up to
+// maxRememberedEntities tokens. A remembered evidence is used only for an
+// entity whose passages are the same (comparing strings that share their
+// bytes, as entities read from one knowledge snapshot do, is cheap); an
+// edited entity is a new version, and the oldest version goes when a
+// token has too many. An evidence is never modified once built.
 var (
-	entityEvidence     sync.Map // assistant.Token -> rememberedEvidence
+	entityEvidence     sync.Map // assistant.Token -> *evidenceVersions
 	rememberedEntities atomic.Int64
 )
 
-const maxRememberedEntities = 20_000
+const (
+	maxRememberedEntities = 20_000
+	maxVersionsPerToken   = 16
+)
+
+// evidenceVersions are the remembered versions of one token, newest first.
+type evidenceVersions struct {
+	list atomic.Pointer[[]rememberedEvidence] // replaced, never modified
+}
 
 type rememberedEvidence struct {
 	of       assistant.Entity
 	evidence *evidence
+}
+
+// find returns the remembered evidence of an entity with e's passages.
+func (v *evidenceVersions) find(e assistant.Entity) *evidence {
+	for _, r := range *v.list.Load() {
+		if samePassages(r.of, e) {
+			return r.evidence
+		}
+	}
+	return nil
+}
+
+// add remembers ev as the newest version, forgetting the oldest beyond
+// maxVersionsPerToken. Two concurrent adds may drop one of the two: it is
+// analysed again next time.
+func (v *evidenceVersions) add(e assistant.Entity, ev *evidence) {
+	old := *v.list.Load()
+	list := make([]rememberedEvidence, 0, min(len(old)+1, maxVersionsPerToken))
+	list = append(list, rememberedEvidence{e, ev})
+	list = append(list, old[:min(len(old), maxVersionsPerToken-1)]...)
+	v.list.Store(&list)
 }
 
 // samePassages reports whether two entities have the same passages.
@@ -352,11 +384,12 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	if ev, ok := ix[e.Token()]; ok {
 		return ev
 	}
-	remembered, found := entityEvidence.Load(e.Token())
-	if found && samePassages(remembered.(rememberedEvidence).of, e) {
-		ev := remembered.(rememberedEvidence).evidence
-		ix[e.Token()] = ev
-		return ev
+	versions, found := entityEvidence.Load(e.Token())
+	if found {
+		if ev := versions.(*evidenceVersions).find(e); ev != nil {
+			ix[e.Token()] = ev
+			return ev
+		}
 	}
 	ev := newEvidence()
 	for _, text := range passages(e) {
@@ -364,10 +397,12 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	}
 	ix[e.Token()] = ev
 	switch {
-	case found: // the entity changed
-		entityEvidence.Store(e.Token(), rememberedEvidence{e, ev})
+	case found:
+		versions.(*evidenceVersions).add(e, ev)
 	case rememberedEntities.Load() < maxRememberedEntities:
-		if _, loaded := entityEvidence.LoadOrStore(e.Token(), rememberedEvidence{e, ev}); !loaded {
+		v := &evidenceVersions{}
+		v.list.Store(&[]rememberedEvidence{{e, ev}})
+		if _, loaded := entityEvidence.LoadOrStore(e.Token(), v); !loaded {
 			rememberedEntities.Add(1)
 		}
 	}
