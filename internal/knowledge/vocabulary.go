@@ -41,14 +41,19 @@ func DefaultVocabulary() *Vocabulary { return vocabulary }
 // one with ParseVocabulary; the zero value expands nothing.
 type Vocabulary struct {
 	rules []rule
+	// byFirstStem lists, for each stem that starts a trigger, the rules
+	// (positions in rules, ascending) with such a trigger: a query can only
+	// match the rules its own stems start, and Analyze checks those only.
+	byFirstStem map[string][]int
 }
 
 // rule is one line of the vocabulary: when any trigger occurs in a query,
 // every target is added with the weight.
 type rule struct {
-	triggers [][]string // stemmed word sequences
-	targets  []string   // phrases of plain lowercase words
-	weight   float64
+	triggers   [][]string // stemmed word sequences
+	targets    []string   // phrases of plain lowercase words
+	targetKeys []string   // each target's words stemmed, joined by spaces
+	weight     float64
 }
 
 // WeightedTerm is one term of an analysed query: a word or a phrase of
@@ -91,6 +96,14 @@ func ParseVocabulary(name string, data []byte) (*Vocabulary, error) {
 			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
 	}
+	v.byFirstStem = map[string][]int{}
+	for i, r := range v.rules {
+		for _, trig := range r.triggers {
+			if list := v.byFirstStem[trig[0]]; len(list) == 0 || list[len(list)-1] != i {
+				v.byFirstStem[trig[0]] = append(list, i)
+			}
+		}
+	}
 	return v, sc.Err()
 }
 
@@ -126,6 +139,9 @@ func newRule(triggers, targets []string, weight float64) rule {
 	for _, t := range triggers {
 		r.triggers = append(r.triggers, stemAll(strings.Fields(t)))
 	}
+	for _, t := range targets {
+		r.targetKeys = append(r.targetKeys, strings.Join(stemAll(strings.Fields(t)), " "))
+	}
 	return r
 }
 
@@ -135,7 +151,8 @@ func newRule(triggers, targets []string, weight float64) rule {
 // at most MaxExpandedTerms in all. A term already in the query is never
 // added again at a lower weight.
 func (v *Vocabulary) Analyze(text string) []WeightedTerm {
-	originals := QueryTerms(text)
+	ws := words(text)
+	originals := queryTerms(ws)
 	out := make([]WeightedTerm, 0, len(originals))
 	index := map[string]int{} // stemmed term -> position in out
 	for _, t := range originals {
@@ -147,19 +164,28 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	}
 	// Triggers match the stemmed words of the query both with and without
 	// its stop words, so "cannot keep up" and "customers are leaving" match.
-	all := stemAll(words(text))
+	all := stemAll(ws)
 	content := make([]string, 0, len(all))
-	for _, w := range words(text) {
+	for i, w := range ws {
 		if !textproc.IsStopWord(w) {
-			content = append(content, stem(w))
+			content = append(content, all[i])
 		}
 	}
-	for _, r := range v.rules {
+	// The rules a stem of the query starts a trigger of, in file order (the
+	// content words' stems are among all's).
+	var candidates []int
+	for _, st := range all {
+		candidates = append(candidates, v.byFirstStem[st]...)
+	}
+	slices.Sort(candidates)
+	candidates = slices.Compact(candidates)
+	for _, ri := range candidates {
+		r := &v.rules[ri]
 		if !r.matches(all) && !r.matches(content) {
 			continue
 		}
-		for _, t := range r.targets {
-			key := strings.Join(stemAll(strings.Fields(t)), " ")
+		for j, t := range r.targets {
+			key := r.targetKeys[j]
 			if i, ok := index[key]; ok {
 				out[i].Weight = max(out[i].Weight, r.weight)
 				continue
