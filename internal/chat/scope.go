@@ -2,7 +2,6 @@ package chat
 
 import (
 	_ "embed"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,7 +23,7 @@ var scopeYAML []byte
 // lexicon holds the stems (and stemmed phrases) of the scope word lists.
 type lexicon struct {
 	business, weakBusiness, offTopic wordList
-	offTopicShapes                   []*regexp.Regexp
+	offTopicShapes                   []shape
 }
 
 // wordList is one scope word list: entries of one stem, or of a phrase's
@@ -68,7 +67,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 	}
 	lex := &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
 	for _, p := range raw.Shapes {
-		lex.offTopicShapes = append(lex.offTopicShapes, regexp.MustCompile(`(?i)`+p))
+		lex.offTopicShapes = append(lex.offTopicShapes, newShape(`(?i)`+p))
 	}
 	return lex
 })
@@ -138,8 +137,9 @@ func assessText(text string) Scope {
 		weight += 0.5 // companies speak of themselves as "we"
 	}
 	against := float64(len(s.OffTopic))
-	for _, re := range lex.offTopicShapes {
-		if m := re.FindString(text); m != "" {
+	folded := foldCase(text)
+	for _, sh := range lex.offTopicShapes {
+		if m := sh.find(text, folded); m != "" {
 			s.OffTopic = append(s.OffTopic, strings.TrimSpace(m))
 			against += 2
 		}
