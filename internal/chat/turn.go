@@ -264,20 +264,71 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	return out, cited, nil
 }
 
-var (
-	spaceBeforePunct = regexp.MustCompile(` +([.,;:!?)])`)
-	doubleSpace      = regexp.MustCompile(`[ \t]{2,}`)
-)
-
-// tidy repairs the spacing left where an invented token was removed.
+// tidy repairs the spacing left where an invented token was removed: no
+// space before . , ; : ! ? or ), no run of spaces and tabs, nothing blank at
+// the end of a line or around the text.
 func tidy(s string) string {
-	s = spaceBeforePunct.ReplaceAllString(s, "$1")
-	s = doubleSpace.ReplaceAllString(s, " ")
+	s = collapseBlanks(dropSpaceBeforePunct(s))
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// dropSpaceBeforePunct removes every run of spaces that comes right before
+// one of . , ; : ! ? ). It returns s itself when there is none.
+func dropSpaceBeforePunct(s string) string {
+	var b strings.Builder
+	written := 0 // s[:written] is in b, or dropped
+	for i := 0; i < len(s); {
+		if s[i] != ' ' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(s) && s[end] == ' ' {
+			end++
+		}
+		if end < len(s) && strings.IndexByte(".,;:!?)", s[end]) >= 0 {
+			b.WriteString(s[written:i])
+			written = end
+		}
+		i = end
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
+}
+
+// collapseBlanks replaces every run of two or more spaces and tabs with one
+// space. It returns s itself when there is none.
+func collapseBlanks(s string) string {
+	var b strings.Builder
+	written := 0 // s[:written] is in b, or replaced
+	for i := 0; i < len(s); {
+		if s[i] != ' ' && s[i] != '\t' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
+			end++
+		}
+		if end-i >= 2 {
+			b.WriteString(s[written:i])
+			b.WriteByte(' ')
+			written = end
+		}
+		i = end
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
 }
 
 // chunks splits the checked answer into streaming deltas at word
