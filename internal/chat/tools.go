@@ -124,9 +124,15 @@ func toolError(msg string) string {
 	return string(b)
 }
 
+// encode is json.Marshal(v) as a string ("" on error). An Encoder writing
+// into a strings.Builder gives the same bytes with a newline added, and
+// copies them once where Marshal and the conversion copy them twice.
 func encode(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+	var b strings.Builder
+	if err := json.NewEncoder(&b).Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, string, error) {
