@@ -9,25 +9,24 @@ import (
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
-// entityTerms remembers, across turns, the term set of each entity's text
-// (what coverage compares a query's words with). An entity's text is often
+// termMemo remembers, across turns, the term set of each entity's text
+// (what coverage compares a query's words with): an entity's text is often
 // longer than textproc's memo takes (4 KB), and analysing it again on every
-// search of every turn was about a tenth of a builtin turn.
-var entityTerms = newTermMemo(maxRememberedEntities)
-
-// maxRememberedEntities bounds entityTerms: several times the knowledge
-// base, imported entities included.
-const maxRememberedEntities = 4096
-
-// termMemo maps a token to the term set of the entity text it was last
-// seen with. A hit requires the entity's text fields to be equal to the
-// remembered ones, so an entity changed by an import is analysed afresh
-// whatever store it comes from. It is safe for concurrent use.
+// search of every turn was about a tenth of a builtin turn. It maps a token
+// to the term set of the entity text it was last seen with; a hit requires
+// the entity's text fields to be equal to the remembered ones, so an entity
+// changed by an import is analysed afresh whatever store it comes from.
+// The zero value is ready to use (with maxRememberedEntities), and it is
+// safe for concurrent use.
 type termMemo struct {
 	mu      sync.RWMutex
 	entries map[assistant.Token]termEntry
-	max     int
+	max     int // 0 for maxRememberedEntities
 }
+
+// maxRememberedEntities bounds a termMemo by default: several times the
+// knowledge base, imported entities included.
+const maxRememberedEntities = 4096
 
 // termEntry is one remembered entity: its text fields (the lists cloned, so
 // that a caller's later change to its entity cannot alter them) and their
@@ -37,10 +36,6 @@ type termEntry struct {
 	tags, keyIdeas, whenToUse []string
 	pitfalls                  []string
 	set                       map[string]bool
-}
-
-func newTermMemo(max int) *termMemo {
-	return &termMemo{entries: map[assistant.Token]termEntry{}, max: max}
 }
 
 // terms returns the stems of everything e says (title, summary, tags, key
@@ -58,7 +53,14 @@ func (m *termMemo) terms(e assistant.Entity) map[string]bool {
 		keyIdeas: slices.Clone(e.KeyIdeas), whenToUse: slices.Clone(e.WhenToUse), pitfalls: slices.Clone(e.Pitfalls)}
 	entry.set = textproc.TermSet(entityText(e))
 	m.mu.Lock()
-	if _, present := m.entries[t]; !present && len(m.entries) >= m.max {
+	if m.entries == nil {
+		m.entries = map[assistant.Token]termEntry{}
+	}
+	limit := m.max
+	if limit == 0 {
+		limit = maxRememberedEntities
+	}
+	if _, present := m.entries[t]; !present && len(m.entries) >= limit {
 		for old := range m.entries { // full: forget one entity, any
 			delete(m.entries, old)
 			break

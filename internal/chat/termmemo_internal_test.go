@@ -9,7 +9,7 @@ import (
 )
 
 func TestTermMemo(t *testing.T) {
-	m := newTermMemo(2)
+	m := &termMemo{max: 2}
 	e := assistant.Entity{Type: assistant.Framework, Slug: "a", Title: "Drum buffer rope",
 		Summary: "Pace the work by the bottleneck.", Tags: []string{"flow"}, KeyIdeas: []string{"Protect the drum."}}
 	want := func(e assistant.Entity) map[string]bool { return textproc.TermSet(entityText(e)) }

@@ -165,11 +165,11 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 			Imported: h.Entity.Origin == assistant.OriginImported})
 		names = append(names, h.Entity.Token().String())
 	}
-	res.Coverage, res.Missing = coverage(a.Query, hits, entityTerms.terms)
+	res.Coverage, res.Missing = coverage(a.Query, hits, tb.s.terms.terms)
 	// The workspace's own knowledge is in scope by definition (D29): a
 	// question its imported top hit covers is answered from it.
 	if !tb.scope.InScope && len(hits) > 0 && hits[0].Entity.Origin == assistant.OriginImported {
-		if c, _ := coverage(tb.question, hits[:1], entityTerms.terms); c >= 0.5 {
+		if c, _ := coverage(tb.question, hits[:1], tb.s.terms.terms); c >= 0.5 {
 			tb.scope.InScope, tb.scope.Workspace = true, true
 		}
 	}
@@ -194,7 +194,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 // coverage measures how much of a query the hits speak to: the share of
 // its content words (stemmed, stop words dropped) found in the text of at
 // least one hit, and the words found in none. terms gives the analysed
-// text of an entity (entityTerms.terms).
+// text of an entity (Service.terms).
 func coverage(query string, hits []assistant.SearchResult, terms func(assistant.Entity) map[string]bool) (float64, []string) {
 	var words, stems []string
 	seen := map[string]bool{}

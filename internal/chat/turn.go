@@ -37,6 +37,9 @@ type Service struct {
 	MaxHops int
 	// NewID returns a fresh response id (for citation events).
 	NewID func() string
+
+	// terms remembers the analysed text of the entities searches return.
+	terms termMemo
 }
 
 // Request is one turn as the API received it, validated.
