@@ -202,7 +202,8 @@ var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Response, []assistant.Token, error) {
 	var tokens []assistant.Token
 	seen := map[assistant.Token]bool{}
-	for _, m := range citationToken.FindAllStringSubmatch(answer, -1) {
+	written := citationToken.FindAllStringSubmatch(answer, -1)
+	for _, m := range written {
 		t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
 		if t.Valid() && !seen[t] {
 			seen[t] = true
@@ -236,13 +237,19 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	// invented token is judged unsupported; the client never sees the
 	// token.
 	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
-	clean := citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
-		m := citationToken.FindStringSubmatch(tok)
-		if _, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]; ok {
-			return tok
-		}
-		return ""
-	})
+	known := func(m []string) bool {
+		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
+		return ok
+	}
+	clean := answer // the usual case: every token resolves
+	if slices.ContainsFunc(written, func(m []string) bool { return !known(m) }) {
+		clean = citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
+			if known(citationToken.FindStringSubmatch(tok)) {
+				return tok
+			}
+			return ""
+		})
+	}
 	clean = tidy(clean)
 
 	// rag_hits are the knowledge the answer used: the entities it cites.
