@@ -41,10 +41,17 @@ func DefaultVocabulary() *Vocabulary { return vocabulary }
 // one with ParseVocabulary; the zero value expands nothing.
 type Vocabulary struct {
 	rules []rule
-	// byFirstStem lists, for each stem that starts a trigger, the rules
-	// (positions in rules, ascending) with such a trigger: a query can only
-	// match the rules its own stems start, and Analyze checks those only.
-	byFirstStem map[string][]int
+	// byFirstStem lists the triggers of every rule by their first stem, so
+	// that Analyze tries at each word of a query only the triggers that
+	// start with it.
+	byFirstStem map[string][]trigger
+}
+
+// trigger is one trigger of a rule: its stemmed words and the rule's
+// position in rules.
+type trigger struct {
+	rule  int
+	stems []string
 }
 
 // rule is one line of the vocabulary: when any trigger occurs in a query,
@@ -96,12 +103,10 @@ func ParseVocabulary(name string, data []byte) (*Vocabulary, error) {
 			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
 	}
-	v.byFirstStem = map[string][]int{}
+	v.byFirstStem = map[string][]trigger{}
 	for i, r := range v.rules {
-		for _, trig := range r.triggers {
-			if list := v.byFirstStem[trig[0]]; len(list) == 0 || list[len(list)-1] != i {
-				v.byFirstStem[trig[0]] = append(list, i)
-			}
+		for _, stems := range r.triggers {
+			v.byFirstStem[stems[0]] = append(v.byFirstStem[stems[0]], trigger{i, stems})
 		}
 	}
 	return v, sc.Err()
@@ -171,19 +176,14 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 			content = append(content, all[i])
 		}
 	}
-	// The rules a stem of the query starts a trigger of, in file order (the
-	// content words' stems are among all's).
-	var candidates []int
-	for _, st := range all {
-		candidates = append(candidates, v.byFirstStem[st]...)
-	}
-	slices.Sort(candidates)
-	candidates = slices.Compact(candidates)
-	for _, ri := range candidates {
-		r := &v.rules[ri]
-		if !r.matches(all) && !r.matches(content) {
+	matched := make([]bool, len(v.rules))
+	v.match(all, matched)
+	v.match(content, matched)
+	for ri := range v.rules {
+		if !matched[ri] {
 			continue
 		}
+		r := &v.rules[ri]
 		for j, t := range r.targets {
 			key := r.targetKeys[j]
 			if i, ok := index[key]; ok {
@@ -200,16 +200,16 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	return out
 }
 
-// matches reports whether any trigger occurs as a run of words in query.
-func (r rule) matches(query []string) bool {
-	for _, trig := range r.triggers {
-		for i := 0; i+len(trig) <= len(query); i++ {
-			if slices.Equal(query[i:i+len(trig)], trig) {
-				return true
+// match marks in matched the rules one of whose triggers occurs as a run
+// of words in query (stemmed).
+func (v *Vocabulary) match(query []string, matched []bool) {
+	for i, st := range query {
+		for _, t := range v.byFirstStem[st] {
+			if !matched[t.rule] && i+len(t.stems) <= len(query) && slices.Equal(query[i:i+len(t.stems)], t.stems) {
+				matched[t.rule] = true
 			}
 		}
 	}
-	return false
 }
 
 // words is the shared word splitter (internal/textproc): lowercase runs of
