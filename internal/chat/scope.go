@@ -2,7 +2,6 @@ package chat
 
 import (
 	_ "embed"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,8 +22,26 @@ var scopeYAML []byte
 
 // lexicon holds the stems (and stemmed phrases) of the scope word lists.
 type lexicon struct {
-	business, weakBusiness, offTopic [][]string
-	offTopicShapes                   []*regexp.Regexp
+	business, weakBusiness, offTopic wordList
+	offTopicShapes                   []shape
+}
+
+// wordList is one scope word list: entries of one stem, or of a phrase's
+// stems, indexed by their first stem.
+type wordList struct {
+	entries [][]string
+	// byFirst lists, for each stem that starts an entry, those entries
+	// (positions in entries, ascending): at each word of a text only they
+	// can match.
+	byFirst map[string][]int
+}
+
+func newWordList(entries [][]string) wordList {
+	l := wordList{entries: entries, byFirst: map[string][]int{}}
+	for i, e := range entries {
+		l.byFirst[e[0]] = append(l.byFirst[e[0]], i)
+	}
+	return l
 }
 
 var loadLexicon = sync.OnceValue(func() *lexicon {
@@ -37,7 +54,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 	if err := yaml.Unmarshal(scopeYAML, &raw); err != nil {
 		panic("chat: scope.yaml: " + err.Error()) // embedded; a test loads it
 	}
-	parse := func(list string) [][]string {
+	parse := func(list string) wordList {
 		var out [][]string
 		for _, entry := range strings.Fields(list) {
 			var stems []string
@@ -46,25 +63,23 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			}
 			out = append(out, stems)
 		}
-		return out
+		return newWordList(out)
 	}
 	lex := &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
 	for _, p := range raw.Shapes {
-		lex.offTopicShapes = append(lex.offTopicShapes, regexp.MustCompile(`(?i)`+p))
+		lex.offTopicShapes = append(lex.offTopicShapes, newShape(`(?i)`+p))
 	}
 	return lex
 })
 
 // matches returns the words of the text (as written) that one of the
-// entries matches: a single stem, or a phrase of consecutive stems.
-func matches(words []string, entries [][]string) []string {
-	stems := make([]string, len(words))
-	for i, w := range words {
-		stems[i] = textproc.Stem(w)
-	}
+// list's entries matches: a single stem, or a phrase of consecutive stems.
+// stems are the stems of words.
+func (l wordList) matches(words, stems []string) []string {
 	var out []string
 	for i := range stems {
-		for _, e := range entries {
+		for _, j := range l.byFirst[stems[i]] {
+			e := l.entries[j]
 			if i+len(e) > len(stems) || !slices.Equal(stems[i:i+len(e)], e) {
 				continue
 			}
@@ -105,21 +120,26 @@ func assessText(text string) Scope {
 		s.Understood = textproc.TranslateBusinessWords(text)
 		words = append(words, s.Understood...)
 	}
-	strong, weak := matches(words, lex.business), matches(words, lex.weakBusiness)
+	stems := make([]string, len(words))
+	for i, w := range words {
+		stems[i] = textproc.Stem(w)
+	}
+	strong, weak := lex.business.matches(words, stems), lex.weakBusiness.matches(words, stems)
 	for _, w := range weak {
 		if !slices.Contains(strong, w) {
 			strong = append(strong, w)
 		}
 	}
 	s.Business = strong
-	s.OffTopic = matches(words, lex.offTopic)
+	s.OffTopic = lex.offTopic.matches(words, stems)
 	weight := float64(len(strong)) - float64(len(weak))/2
 	if slices.ContainsFunc(words, func(w string) bool { return w == "we" || w == "our" || w == "us" || w == "were" || w == "weve" }) {
 		weight += 0.5 // companies speak of themselves as "we"
 	}
 	against := float64(len(s.OffTopic))
-	for _, re := range lex.offTopicShapes {
-		if m := re.FindString(text); m != "" {
+	folded := foldCase(text)
+	for _, sh := range lex.offTopicShapes {
+		if m := sh.find(text, folded); m != "" {
 			s.OffTopic = append(s.OffTopic, strings.TrimSpace(m))
 			against += 2
 		}

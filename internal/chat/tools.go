@@ -71,8 +71,7 @@ type toolbox struct {
 	// applied holds, per framework, the catalog's application of it to
 	// the constraint the turn diagnosed: the application text, first steps
 	// and metrics.
-	applied  map[assistant.Token][]string
-	termSets map[assistant.Token]map[string]bool
+	applied map[assistant.Token][]string
 }
 
 type retrievedEntity struct {
@@ -125,9 +124,15 @@ func toolError(msg string) string {
 	return string(b)
 }
 
+// encode is json.Marshal(v) as a string ("" on error). An Encoder writing
+// into a strings.Builder gives the same bytes with a newline added, and
+// copies them once where Marshal and the conversion copy them twice.
 func encode(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
+	var b strings.Builder
+	if err := json.NewEncoder(&b).Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, string, error) {
@@ -160,11 +165,11 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 			Imported: h.Entity.Origin == assistant.OriginImported})
 		names = append(names, h.Entity.Token().String())
 	}
-	res.Coverage, res.Missing = coverage(a.Query, hits, tb.terms)
+	res.Coverage, res.Missing = coverage(a.Query, hits, tb.s.terms.terms)
 	// The workspace's own knowledge is in scope by definition (D29): a
 	// question its imported top hit covers is answered from it.
 	if !tb.scope.InScope && len(hits) > 0 && hits[0].Entity.Origin == assistant.OriginImported {
-		if c, _ := coverage(tb.question, hits[:1], tb.terms); c >= 0.5 {
+		if c, _ := coverage(tb.question, hits[:1], tb.s.terms.terms); c >= 0.5 {
 			tb.scope.InScope, tb.scope.Workspace = true, true
 		}
 	}
@@ -188,25 +193,25 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 
 // coverage measures how much of a query the hits speak to: the share of
 // its content words (stemmed, stop words dropped) found in the text of at
-// least one hit, and the words found in none. terms caches the analysed
-// text of each entity for the turn.
+// least one hit, and the words found in none. terms gives the analysed
+// text of an entity (Service.terms).
 func coverage(query string, hits []assistant.SearchResult, terms func(assistant.Entity) map[string]bool) (float64, []string) {
-	var words []string
+	var words, stems []string
 	seen := map[string]bool{}
 	for _, w := range textproc.Words(query) {
 		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !seen[st] {
 			seen[st] = true
-			words = append(words, w)
+			words, stems = append(words, w), append(stems, st)
 		}
 	}
 	if len(words) == 0 {
 		return 0, nil
 	}
 	var missing []string
-	for _, w := range words {
+	for i, w := range words {
 		found := false
 		for _, h := range hits {
-			if terms(h.Entity)[textproc.Stem(w)] {
+			if terms(h.Entity)[stems[i]] {
 				found = true
 				break
 			}
@@ -229,25 +234,6 @@ func (tb *toolbox) withApplications(e assistant.Entity) assistant.Entity {
 	}
 	e.KeyIdeas = append(slices.Clone(e.KeyIdeas), extra...)
 	return e
-}
-
-// terms returns the stems of everything an entity says, analysed once per
-// turn.
-func (tb *toolbox) terms(e assistant.Entity) map[string]bool {
-	t := e.Token()
-	if set, ok := tb.termSets[t]; ok {
-		return set
-	}
-	parts := []string{e.Title, e.Summary, strings.Join(e.Tags, " ")}
-	for _, list := range [][]string{e.KeyIdeas, e.WhenToUse, e.Pitfalls} {
-		parts = append(parts, strings.Join(list, " "))
-	}
-	set := textproc.TermSet(strings.Join(parts, " "))
-	if tb.termSets == nil {
-		tb.termSets = map[assistant.Token]map[string]bool{}
-	}
-	tb.termSets[t] = set
-	return set
 }
 
 func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {

@@ -37,6 +37,9 @@ type Service struct {
 	MaxHops int
 	// NewID returns a fresh response id (for citation events).
 	NewID func() string
+
+	// terms remembers the analysed text of the entities searches return.
+	terms termMemo
 }
 
 // Request is one turn as the API received it, validated.
@@ -199,7 +202,8 @@ var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Response, []assistant.Token, error) {
 	var tokens []assistant.Token
 	seen := map[assistant.Token]bool{}
-	for _, m := range citationToken.FindAllStringSubmatch(answer, -1) {
+	written := citationToken.FindAllStringSubmatch(answer, -1)
+	for _, m := range written {
 		t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
 		if t.Valid() && !seen[t] {
 			seen[t] = true
@@ -233,13 +237,19 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	// invented token is judged unsupported; the client never sees the
 	// token.
 	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
-	clean := citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
-		m := citationToken.FindStringSubmatch(tok)
-		if _, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]; ok {
-			return tok
-		}
-		return ""
-	})
+	known := func(m []string) bool {
+		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
+		return ok
+	}
+	clean := answer // the usual case: every token resolves
+	if slices.ContainsFunc(written, func(m []string) bool { return !known(m) }) {
+		clean = citationToken.ReplaceAllStringFunc(answer, func(tok string) string {
+			if known(citationToken.FindStringSubmatch(tok)) {
+				return tok
+			}
+			return ""
+		})
+	}
 	clean = tidy(clean)
 
 	// rag_hits are the knowledge the answer used: the entities it cites.
@@ -264,20 +274,71 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	return out, cited, nil
 }
 
-var (
-	spaceBeforePunct = regexp.MustCompile(` +([.,;:!?)])`)
-	doubleSpace      = regexp.MustCompile(`[ \t]{2,}`)
-)
-
-// tidy repairs the spacing left where an invented token was removed.
+// tidy repairs the spacing left where an invented token was removed: no
+// space before . , ; : ! ? or ), no run of spaces and tabs, nothing blank at
+// the end of a line or around the text.
 func tidy(s string) string {
-	s = spaceBeforePunct.ReplaceAllString(s, "$1")
-	s = doubleSpace.ReplaceAllString(s, " ")
+	s = collapseBlanks(dropSpaceBeforePunct(s))
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// dropSpaceBeforePunct removes every run of spaces that comes right before
+// one of . , ; : ! ? ). It returns s itself when there is none.
+func dropSpaceBeforePunct(s string) string {
+	var b strings.Builder
+	written := 0 // s[:written] is in b, or dropped
+	for i := 0; i < len(s); {
+		if s[i] != ' ' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(s) && s[end] == ' ' {
+			end++
+		}
+		if end < len(s) && strings.IndexByte(".,;:!?)", s[end]) >= 0 {
+			b.WriteString(s[written:i])
+			written = end
+		}
+		i = end
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
+}
+
+// collapseBlanks replaces every run of two or more spaces and tabs with one
+// space. It returns s itself when there is none.
+func collapseBlanks(s string) string {
+	var b strings.Builder
+	written := 0 // s[:written] is in b, or replaced
+	for i := 0; i < len(s); {
+		if s[i] != ' ' && s[i] != '\t' {
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(s) && (s[end] == ' ' || s[end] == '\t') {
+			end++
+		}
+		if end-i >= 2 {
+			b.WriteString(s[written:i])
+			b.WriteByte(' ')
+			written = end
+		}
+		i = end
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
 }
 
 // chunks splits the checked answer into streaming deltas at word

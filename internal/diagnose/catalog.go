@@ -6,9 +6,9 @@
 // turns a description into ranked archetypes with a confidence (Diagnose),
 // and the archetype preview composed for a vertical (Preview, D11).
 //
-// Everything is parsed and checked once in New; a Diagnoser never changes
-// afterwards, so its answers are deterministic and it is safe for
-// concurrent use.
+// Everything is parsed and checked once in New; a Diagnoser's answers never
+// change afterwards (it only remembers the applications it composed), so
+// they are deterministic, and it is safe for concurrent use.
 package diagnose
 
 import (

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -17,13 +18,16 @@ const MaxTextLength = 4000
 // Diagnoser matches descriptions of a constraint to the catalog's archetypes
 // and composes archetype previews. It is built once from the catalog, the
 // embedded content and the knowledge entities, and is safe for concurrent
-// use: it never changes after New.
+// use: after New it only remembers the applications it composed.
 type Diagnoser struct {
 	catalog    *Catalog
 	content    *Content
 	archetypes map[string]Item
 	verticals  map[string]Item
 	ix         *index
+	// compositions remembers composed applications by [archetype,
+	// vertical] (see composed).
+	compositions sync.Map
 }
 
 // New builds a Diagnoser. entities are the knowledge entities the preview

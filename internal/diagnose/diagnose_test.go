@@ -254,3 +254,19 @@ func BenchmarkPreviewFreeText(b *testing.B) {
 		}
 	}
 }
+
+// TestApplicationsAreTheCallers checks that the applications, composed
+// once per archetype and vertical, reach each caller as its own copy.
+func TestApplicationsAreTheCallers(t *testing.T) {
+	d := newDiagnoser(t)
+	first, citations, err := d.Applications("saas", "activation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := first[0].FirstSteps[0]
+	first[0].FirstSteps[0], first[0].Metrics[0], citations[0] = "changed", "changed", assistant.Token{}
+	again, againCitations, _ := d.Applications("saas", "activation")
+	if again[0].FirstSteps[0] != want || again[0].Metrics[0] == "changed" || againCitations[0] == (assistant.Token{}) {
+		t.Errorf("a caller's change reached the next caller: %+v %v", again[0], againCitations)
+	}
+}

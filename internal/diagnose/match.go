@@ -62,6 +62,8 @@ type phrase struct {
 	norm  float64
 }
 
+// archetypeIndex is the material of one archetype while the index is
+// built; scoring reads the features compiled from it.
 type archetypeIndex struct {
 	fields   [numFields]bag
 	lengths  [numFields]float64
@@ -74,14 +76,43 @@ type index struct {
 	p       params
 	idf     map[string]float64
 	ids     []string
-	arch    []*archetypeIndex
 	avgLen  [numFields]float64
 	avgVert float64
 	an      *analyzer
+
+	// features holds, for every term of the material, what it adds to
+	// each archetype's score, and phrases every symptom phrase, by
+	// archetype in catalog order (archetype i's are phrases[phraseStart[i]:
+	// phraseStart[i+1]]). Both are computed once by compile, so a
+	// diagnosis looks each of its terms up once instead of once per
+	// archetype, field and phrase.
+	features    map[string]*feature
+	phrases     []phrase
+	phraseStart []int
+}
+
+// feature is one term's part in scoring: its weight and, for the
+// archetypes whose material has it, its BM25F term frequency (the
+// field-weighted, length-normalised sum over the fixed fields, and
+// separately the asking vertical's own field), and the symptom phrases
+// that contain it.
+type feature struct {
+	weight   float64
+	tf       []archetypeTF
+	vertical map[string][]archetypeTF // by vertical id
+	phrases  []int                    // positions in index.phrases
+}
+
+// archetypeTF is a term frequency component of one archetype (its
+// position in index.ids).
+type archetypeTF struct {
+	arch int
+	tf   float64
 }
 
 func buildIndex(cat *Catalog, c *Content, entities []assistant.Entity, p params) *index {
 	ix := &index{p: p, ids: slices.Clone(assistant.ArchetypeIDs), an: newAnalyzer(c.Concepts)}
+	var arch []*archetypeIndex
 	df := map[string]int{}
 	nDocs := 0
 	sentence := func(text string) {
@@ -152,26 +183,26 @@ func buildIndex(cat *Catalog, c *Content, entities []assistant.Entity, p params)
 				add(fKnow, s, w*0.5)
 			}
 		}
-		ix.arch = append(ix.arch, ai)
+		arch = append(arch, ai)
 	}
 	ix.idf = make(map[string]float64, len(df))
 	for t, n := range df {
 		ix.idf[t] = math.Log(1 + (float64(nDocs)-float64(n)+0.5)/(float64(n)+0.5))
 	}
 	for f := 0; f < numFields; f++ {
-		for _, ai := range ix.arch {
-			ix.avgLen[f] += ai.lengths[f] / float64(len(ix.arch))
+		for _, ai := range arch {
+			ix.avgLen[f] += ai.lengths[f] / float64(len(arch))
 		}
 	}
 	cnt := 0.0
-	for _, ai := range ix.arch {
+	for _, ai := range arch {
 		for _, l := range ai.vertLen {
 			ix.avgVert += l
 			cnt++
 		}
 	}
 	ix.avgVert /= cnt
-	for _, ai := range ix.arch {
+	for _, ai := range arch {
 		for i := range ai.phrases {
 			ph := &ai.phrases[i]
 			ph.terms = map[string]bool{}
@@ -185,7 +216,68 @@ func buildIndex(cat *Catalog, c *Content, entities []assistant.Entity, p params)
 			ph.norm = math.Sqrt(ph.norm)
 		}
 	}
+	ix.compile(arch)
 	return ix
+}
+
+// compile computes the features and the phrase table from the material of
+// each archetype (arch, in catalog order). Each frequency is computed
+// with the very operations, in the very order, scoring used to perform
+// per diagnosis, so scores are unchanged to the last bit.
+func (ix *index) compile(arch []*archetypeIndex) {
+	p := ix.p
+	fw := [numFields]float64{p.wSymptom, p.wKeyword, p.wMetric, p.wKnow}
+	ix.features = make(map[string]*feature, len(ix.idf))
+	featureOf := func(t string) *feature {
+		f := ix.features[t]
+		if f == nil {
+			f = &feature{weight: ix.weight(t)}
+			ix.features[t] = f
+		}
+		return f
+	}
+	for i, ai := range arch {
+		// The terms of the fixed fields, each once.
+		terms := map[string]bool{}
+		for f := 0; f < numFields; f++ {
+			for t := range ai.fields[f] {
+				terms[t] = true
+			}
+		}
+		for t := range terms {
+			tf := 0.0
+			for f := 0; f < numFields; f++ {
+				if x := ai.fields[f][t]; x > 0 {
+					tf += fw[f] * x / (1 - p.b + p.b*ai.lengths[f]/ix.avgLen[f])
+				}
+			}
+			if tf > 0 {
+				ft := featureOf(t)
+				ft.tf = append(ft.tf, archetypeTF{i, tf})
+			}
+		}
+		for _, vid := range assistant.VerticalIDs {
+			for t, x := range ai.vertical[vid] {
+				if x > 0 {
+					ft := featureOf(t)
+					if ft.vertical == nil {
+						ft.vertical = map[string][]archetypeTF{}
+					}
+					ft.vertical[vid] = append(ft.vertical[vid], archetypeTF{i, p.wVert * x / (1 - p.b + p.b*ai.vertLen[vid]/ix.avgVert)})
+				}
+			}
+		}
+		ix.phraseStart = append(ix.phraseStart, len(ix.phrases))
+		for _, ph := range ai.phrases {
+			for t := range ph.terms {
+				ft := featureOf(t)
+				ft.phrases = append(ft.phrases, len(ix.phrases))
+			}
+			ph.terms = nil // in the features now
+			ix.phrases = append(ix.phrases, ph)
+		}
+	}
+	ix.phraseStart = append(ix.phraseStart, len(ix.phrases))
 }
 
 // weight is the idf of a feature, scaled down for bigrams.
@@ -220,40 +312,44 @@ func (ix *index) score(text, vertical string) []scored {
 	}
 	qnorm = math.Sqrt(qnorm)
 	p := ix.p
-	fw := [numFields]float64{p.wSymptom, p.wKeyword, p.wMetric, p.wKnow}
-	out := make([]scored, len(ix.arch))
-	for i, ai := range ix.arch {
-		s := 0.0
-		for _, t := range qterms {
-			idf := ix.weight(t)
-			if idf == 0 {
-				continue
-			}
-			tf := 0.0
-			for f := 0; f < numFields; f++ {
-				if x := ai.fields[f][t]; x > 0 {
-					tf += fw[f] * x / (1 - p.b + p.b*ai.lengths[f]/ix.avgLen[f])
-				}
-			}
-			if vb := ai.vertical[vertical]; vb != nil {
-				if x := vb[t]; x > 0 {
-					tf += p.wVert * x / (1 - p.b + p.b*ai.vertLen[vertical]/ix.avgVert)
-				}
-			}
-			if tf > 0 {
-				s += idf * tf / (p.k1 + tf)
+	n := len(ix.ids)
+	// Per archetype: the BM25F sum, and the term frequency of the term at
+	// hand; per phrase, the dot product with the query. Each sum takes its
+	// terms in query order, as when archetypes were scored one by one.
+	sums, tf := make([]float64, n), make([]float64, n)
+	dots := make([]float64, len(ix.phrases))
+	for _, t := range qterms {
+		f := ix.features[t]
+		if f == nil || f.weight == 0 {
+			continue
+		}
+		idf := f.weight
+		clear(tf)
+		for _, a := range f.tf {
+			tf[a.arch] = a.tf
+		}
+		for _, a := range f.vertical[vertical] {
+			tf[a.arch] += a.tf
+		}
+		for i, x := range tf {
+			if x > 0 {
+				sums[i] += idf * x / (p.k1 + x)
 			}
 		}
+		if qnorm > 0 {
+			w := f.weight
+			for _, ph := range f.phrases {
+				dots[ph] += w * w
+			}
+		}
+	}
+	out := make([]scored, n)
+	for i := range out {
 		best, evidence := 0.0, ""
 		if qnorm > 0 {
-			for _, ph := range ai.phrases {
-				dot := 0.0
-				for _, t := range qterms {
-					if ph.terms[t] {
-						w := ix.weight(t)
-						dot += w * w
-					}
-				}
+			for j := ix.phraseStart[i]; j < ix.phraseStart[i+1]; j++ {
+				ph := &ix.phrases[j]
+				dot := dots[j]
 				if dot == 0 || ph.norm == 0 {
 					continue
 				}
@@ -262,7 +358,7 @@ func (ix *index) score(text, vertical string) []scored {
 				}
 			}
 		}
-		out[i] = scored{i: i, score: s + p.wPhrase*best, evidence: evidence}
+		out[i] = scored{i: i, score: sums[i] + p.wPhrase*best, evidence: evidence}
 	}
 	return out
 }

@@ -137,7 +137,7 @@ func (d *Diagnoser) compose(archetype, vertical string) []Application {
 // vertical's terms, and every token they cite. An empty vertical means the
 // industry is not known: the applications are then written in neutral
 // words that belong to no industry, without any vertical's own moves or
-// metrics (D28).
+// metrics (D28). The slices returned are the caller's.
 func (d *Diagnoser) Applications(vertical, archetype string) ([]Application, []assistant.Token, error) {
 	if _, ok := d.archetypes[archetype]; !ok {
 		return nil, nil, unknownArchetype(archetype)
@@ -145,16 +145,42 @@ func (d *Diagnoser) Applications(vertical, archetype string) ([]Application, []a
 	if _, ok := d.verticals[vertical]; vertical != "" && !ok {
 		return nil, nil, unknownVertical(vertical)
 	}
-	apps := d.compose(archetype, vertical)
-	var citations []assistant.Token
-	for _, app := range apps {
+	c := d.composed(archetype, vertical)
+	apps := make([]Application, len(c.apps))
+	for i, app := range c.apps {
+		app.FirstSteps, app.Metrics, app.Supporting = slices.Clone(app.FirstSteps), slices.Clone(app.Metrics), slices.Clone(app.Supporting)
+		apps[i] = app
+	}
+	return apps, slices.Clone(c.citations), nil
+}
+
+// composition is what Applications returns for one (archetype, vertical)
+// pair; it is shared and never modified.
+type composition struct {
+	apps      []Application
+	citations []assistant.Token
+}
+
+// composed returns the composition of an archetype (and a vertical, or
+// ""), composing it the first time it is asked for: the content never
+// changes, and filling the vocabulary in is most of the cost of a
+// diagnosis turn's plan. There are at most as many as archetypes times
+// verticals (and the neutral words), ids checked by the caller.
+func (d *Diagnoser) composed(archetype, vertical string) *composition {
+	key := [2]string{archetype, vertical}
+	if c, ok := d.compositions.Load(key); ok {
+		return c.(*composition)
+	}
+	c := &composition{apps: d.compose(archetype, vertical)}
+	for _, app := range c.apps {
 		for _, t := range append([]assistant.Token{app.Framework}, app.Supporting...) {
-			if !slices.Contains(citations, t) {
-				citations = append(citations, t)
+			if !slices.Contains(c.citations, t) {
+				c.citations = append(c.citations, t)
 			}
 		}
 	}
-	return apps, citations, nil
+	stored, _ := d.compositions.LoadOrStore(key, c)
+	return stored.(*composition)
 }
 
 // neutralVertical fills the placeholders when the industry is unknown.

@@ -10,10 +10,13 @@ const MaxQueryTerms = 32
 // letters and digits only (so no query syntax survives), stop words
 // removed, duplicates dropped, at most MaxQueryTerms, in order of first
 // appearance.
-func QueryTerms(text string) []string {
+func QueryTerms(text string) []string { return queryTerms(words(text)) }
+
+// queryTerms is QueryTerms of text already split into words.
+func queryTerms(ws []string) []string {
 	seen := map[string]bool{}
 	var terms []string
-	for _, w := range words(text) {
+	for _, w := range ws {
 		if textproc.IsStopWord(w) || seen[w] || len(w) > 64 {
 			continue
 		}

@@ -41,14 +41,26 @@ func DefaultVocabulary() *Vocabulary { return vocabulary }
 // one with ParseVocabulary; the zero value expands nothing.
 type Vocabulary struct {
 	rules []rule
+	// byFirstStem lists the triggers of every rule by their first stem, so
+	// that Analyze tries at each word of a query only the triggers that
+	// start with it.
+	byFirstStem map[string][]trigger
+}
+
+// trigger is one trigger of a rule: its stemmed words and the rule's
+// position in rules.
+type trigger struct {
+	rule  int
+	stems []string
 }
 
 // rule is one line of the vocabulary: when any trigger occurs in a query,
 // every target is added with the weight.
 type rule struct {
-	triggers [][]string // stemmed word sequences
-	targets  []string   // phrases of plain lowercase words
-	weight   float64
+	triggers   [][]string // stemmed word sequences
+	targets    []string   // phrases of plain lowercase words
+	targetKeys []string   // each target's words stemmed, joined by spaces
+	weight     float64
 }
 
 // WeightedTerm is one term of an analysed query: a word or a phrase of
@@ -91,6 +103,12 @@ func ParseVocabulary(name string, data []byte) (*Vocabulary, error) {
 			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 		}
 	}
+	v.byFirstStem = map[string][]trigger{}
+	for i, r := range v.rules {
+		for _, stems := range r.triggers {
+			v.byFirstStem[stems[0]] = append(v.byFirstStem[stems[0]], trigger{i, stems})
+		}
+	}
 	return v, sc.Err()
 }
 
@@ -126,6 +144,9 @@ func newRule(triggers, targets []string, weight float64) rule {
 	for _, t := range triggers {
 		r.triggers = append(r.triggers, stemAll(strings.Fields(t)))
 	}
+	for _, t := range targets {
+		r.targetKeys = append(r.targetKeys, strings.Join(stemAll(strings.Fields(t)), " "))
+	}
 	return r
 }
 
@@ -135,7 +156,8 @@ func newRule(triggers, targets []string, weight float64) rule {
 // at most MaxExpandedTerms in all. A term already in the query is never
 // added again at a lower weight.
 func (v *Vocabulary) Analyze(text string) []WeightedTerm {
-	originals := QueryTerms(text)
+	ws := words(text)
+	originals := queryTerms(ws)
 	out := make([]WeightedTerm, 0, len(originals))
 	index := map[string]int{} // stemmed term -> position in out
 	for _, t := range originals {
@@ -147,19 +169,23 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	}
 	// Triggers match the stemmed words of the query both with and without
 	// its stop words, so "cannot keep up" and "customers are leaving" match.
-	all := stemAll(words(text))
+	all := stemAll(ws)
 	content := make([]string, 0, len(all))
-	for _, w := range words(text) {
+	for i, w := range ws {
 		if !textproc.IsStopWord(w) {
-			content = append(content, stem(w))
+			content = append(content, all[i])
 		}
 	}
-	for _, r := range v.rules {
-		if !r.matches(all) && !r.matches(content) {
+	matched := make([]bool, len(v.rules))
+	v.match(all, matched)
+	v.match(content, matched)
+	for ri := range v.rules {
+		if !matched[ri] {
 			continue
 		}
-		for _, t := range r.targets {
-			key := strings.Join(stemAll(strings.Fields(t)), " ")
+		r := &v.rules[ri]
+		for j, t := range r.targets {
+			key := r.targetKeys[j]
 			if i, ok := index[key]; ok {
 				out[i].Weight = max(out[i].Weight, r.weight)
 				continue
@@ -174,16 +200,16 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	return out
 }
 
-// matches reports whether any trigger occurs as a run of words in query.
-func (r rule) matches(query []string) bool {
-	for _, trig := range r.triggers {
-		for i := 0; i+len(trig) <= len(query); i++ {
-			if slices.Equal(query[i:i+len(trig)], trig) {
-				return true
+// match marks in matched the rules one of whose triggers occurs as a run
+// of words in query (stemmed).
+func (v *Vocabulary) match(query []string, matched []bool) {
+	for i, st := range query {
+		for _, t := range v.byFirstStem[st] {
+			if !matched[t.rule] && i+len(t.stems) <= len(query) && slices.Equal(query[i:i+len(t.stems)], t.stems) {
+				matched[t.rule] = true
 			}
 		}
 	}
-	return false
 }
 
 // words is the shared word splitter (internal/textproc): lowercase runs of

@@ -1,0 +1,52 @@
+package chat
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestLiteralPrefixes(t *testing.T) {
+	for pattern, want := range map[string][]string{
+		`(?i)\bopening (hours|times)\b`:      {"OPENING HOURS", "OPENING TIMES"},
+		`(?i)\b(c\+\+|c#|go) code`:           {"C++ CODE", "C# CODE", "GO CODE"},
+		`\bmy (dog|cats?) `:                  {"MY DOG", "MY CAT"},
+		`(?i)\b(write|fix) (me )?(a )?shell`: {"WRITE ", "FIX "},
+		`(?i)\b[a-z]+_[a-z]+\b`:              nil,
+		`(?i)^\W*who (won|invented)`:         nil,
+		`a*b`:                                nil,
+	} {
+		if got := newShape(pattern).prefixes; !slices.Equal(got, want) {
+			t.Errorf("%s: prefixes %q, want %q", pattern, got, want)
+		}
+	}
+}
+
+// TestShapesFindAsRegexps checks that the literal prefilter never hides a
+// match of the scope's patterns, whatever the case of the question (Unicode
+// case folding included: the long s and the Kelvin sign fold to s and k).
+func TestShapesFindAsRegexps(t *testing.T) {
+	questions := []string{
+		"Can you write me a python script to rename files?",
+		"fix the JavaScript bug in our checkout", "Give me a C++ loop", "give me c# code",
+		"How do I do this in Excel?", "the SQL query times out", "An Excel formula for margin",
+		"vlookup across sheets", "a stack trace in production", "what does ticket_id mean",
+		"My girlfriend thinks our pricing is too low", "my personal finances are a mess",
+		"I bought a laptop online", "What is the capital of France?", "Who won the cup?",
+		"How many days are in a year?", "When did Rome fall", "What time does the store close?",
+		"opening hours of the bank", "who is the CEO of Apple", "Help with my cover letter",
+		"We lose customers after the trial and margins shrink.",
+		"MY ſQL QUERY fails", "ſql error in our reports", "\u212aotlin function for invoices",
+		"my wife's \u212aNEE hurts", "", "   ", "¿Cómo subo precios?",
+	}
+	for _, q := range questions {
+		for _, variant := range []string{q, strings.ToUpper(q), strings.ToLower(q)} {
+			folded := foldCase(variant)
+			for _, sh := range loadLexicon().offTopicShapes {
+				if got, want := sh.find(variant, folded), sh.re.FindString(variant); got != want {
+					t.Errorf("%q on %q: found %q, the regexp finds %q", sh.re, variant, got, want)
+				}
+			}
+		}
+	}
+}
