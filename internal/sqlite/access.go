@@ -266,13 +266,6 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func insertUsage(ctx context.Context, db execer, u assistant.UsageRecord) error {
-	_, err := db.ExecContext(ctx, `INSERT INTO usage (at, workspace, key_id, endpoint, mode, source, status, latency_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, ms(u.At), u.Workspace, u.KeyID, u.Endpoint, u.Mode, u.Source, u.Status,
-		float64(u.Latency)/float64(time.Millisecond))
-	return err
-}
-
 // fromMillis turns a stored latency in milliseconds back into a duration.
 func fromMillis(v float64) time.Duration {
 	return time.Duration(math.Round(v * float64(time.Millisecond)))

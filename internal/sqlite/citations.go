@@ -20,24 +20,6 @@ func (s *DB) RecordCitations(ctx context.Context, events []assistant.CitationEve
 	return tx.Commit()
 }
 
-const insertCitation = `INSERT INTO citation_events (response_id, workspace, source, token, cited_at)
-	VALUES (?, ?, ?, ?, ?) ON CONFLICT (response_id, token) DO NOTHING`
-
-// insertCitations stores events, ignoring one already stored for the same
-// response and token. An event with an invalid token is EInvalid: the
-// caller's transaction then stores none of them.
-func insertCitations(ctx context.Context, tx execer, events []assistant.CitationEvent) error {
-	for _, ev := range events {
-		if !ev.Token.Valid() {
-			return assistant.Errorf(assistant.EInvalid, "%q is not a valid citation token", ev.Token)
-		}
-		if _, err := tx.ExecContext(ctx, insertCitation, ev.ResponseID, ev.Workspace, ev.Source, ev.Token.String(), ev.At.UnixMilli()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Leaderboard implements assistant.CitationStore.
 func (s *DB) Leaderboard(ctx context.Context, since, until time.Time, limit int) ([]assistant.LeaderboardEntry, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT c.token, COALESCE(e.title, ''), COUNT(*) AS n

@@ -27,8 +27,9 @@ var migrations embed.FS
 // DB is the SQLite store. It implements every store interface of the
 // domain, as the checks below say at compile time.
 type DB struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *sql.DB
+	now   func() time.Time
+	turns turnQueue // RecordTurn's group commit
 }
 
 var (

@@ -195,7 +195,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		if err != nil {
 			return written, fmt.Errorf("reading citation events: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, insertCitation, ev.ResponseID, ev.Workspace, ev.Source, ev.Token.String(), ev.At.UnixMilli())
+		res, err := tx.ExecContext(ctx, insertRows(insertCitationPrefix, citationRow, 1, insertCitationSuffix), ev.ResponseID, ev.Workspace, ev.Source, ev.Token.String(), ev.At.UnixMilli())
 		if err != nil {
 			return written, err
 		}
