@@ -41,8 +41,10 @@ func (t target) request(ctx context.Context) (*http.Request, error) {
 // newClient returns an HTTP client for conns keep-alive connections to one
 // host: as many idle connections kept as there are workers (the default
 // Transport keeps 2 per host, so 32 workers would keep reconnecting), no
-// more connections than workers, no proxy from the environment, and no
-// gzip (the service does not compress; asking would only add a header).
+// more connections than workers, no proxy from the environment, no gzip
+// (the service does not compress; asking would only add a header), and a
+// 64 KiB read buffer per connection, so a 12 KB answer (a 20-card resolve)
+// is read in one system call rather than three or four.
 func newClient(conns int) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
@@ -54,6 +56,7 @@ func newClient(conns int) *http.Client {
 			IdleConnTimeout:     90 * time.Second,
 			DisableCompression:  true,
 			ForceAttemptHTTP2:   false,
+			ReadBufferSize:      64 << 10,
 		},
 		Timeout: 60 * time.Second,
 	}
