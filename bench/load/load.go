@@ -15,17 +15,32 @@ import (
 	"time"
 )
 
-// target is one request the load client sends over and over.
+// target is one request the load client sends over and over; with bodies,
+// each request sends the next of them in turn instead of body.
 type target struct {
 	method string
 	url    string
 	body   []byte
+	bodies *bodyCycle
 	header http.Header
+}
+
+// bodyCycle hands out request bodies in turn, to every worker of a row.
+type bodyCycle struct {
+	bodies [][]byte
+	next   atomic.Uint64
+}
+
+func (c *bodyCycle) take() []byte {
+	return c.bodies[(c.next.Add(1)-1)%uint64(len(c.bodies))]
 }
 
 func (t target) request(ctx context.Context) (*http.Request, error) {
 	var body io.Reader
-	if t.body != nil {
+	switch {
+	case t.bodies != nil:
+		body = bytes.NewReader(t.bodies.take())
+	case t.body != nil:
 		body = bytes.NewReader(t.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, t.url, body)

@@ -62,6 +62,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -154,6 +155,12 @@ const (
 	previewBody = `{"vertical":"ecommerce","free_text":"the packing bench cannot keep up in December"}`
 )
 
+// resolveAnswerBytes is about the length of the resolve row's answer with
+// the embedded knowledge base (15 cards): the resolve-bare row sends the
+// same request to the bare handler and reads an answer this long, the
+// ceiling of what any resolve can reach with this client on this machine.
+const resolveAnswerBytes = 29250
+
 // resolveBody asks for 20 tokens: 15 in the embedded knowledge base and 5
 // that are not.
 var resolveBody = func() []byte {
@@ -179,6 +186,35 @@ var resolveBody = func() []byte {
 	b, _ := json.Marshal(body)
 	return b
 }()
+
+// variedResolveBodies are resolveBody's 20 tokens in 5,000 orders: the
+// service remembers answers to the last 2,048 bodies it saw, so taken in
+// turn none is answered from memory, and each answer costs what a batch
+// never seen before costs.
+var variedResolveBodies = func() [][]byte {
+	var body struct {
+		Tokens []json.RawMessage `json:"tokens"`
+	}
+	if err := json.Unmarshal(resolveBody, &body); err != nil {
+		panic(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 13))
+	out := make([][]byte, 5000)
+	for i := range out {
+		rng.Shuffle(len(body.Tokens), func(a, b int) { body.Tokens[a], body.Tokens[b] = body.Tokens[b], body.Tokens[a] })
+		out[i], _ = json.Marshal(body)
+	}
+	return out
+}()
+
+// postEach is post with each request's body the next of bodies.
+func postEach(path string, bodies [][]byte) func(base, key string) target {
+	return func(base, key string) target {
+		t := post(path, nil, false)(base, key)
+		t.bodies = &bodyCycle{bodies: bodies}
+		return t
+	}
+}
 
 func get(path string) func(base, key string) target {
 	return func(base, _ string) target { return target{method: http.MethodGet, url: base + path} }
@@ -222,6 +258,10 @@ var rows = []row{
 		get(pub + "/search?limit=10&q=" + url.QueryEscape(searchQuery)), contains(`"token":"`)},
 	{"resolve", "POST " + pub + "/resolve (20 tokens, 5 unknown)", "builtin", public,
 		post(pub+"/resolve", resolveBody, false), contains(`"token":"blog:kelly-2008-1000-true-fans"`, `"slug":"missing-five"`)},
+	{"resolve-varied", "POST " + pub + fmt.Sprintf("/resolve (the same 20 tokens in %d orders, in turn)", len(variedResolveBodies)), "builtin", public,
+		postEach(pub+"/resolve", variedResolveBodies), contains(`"token":"blog:kelly-2008-1000-true-fans"`, `"slug":"missing-five"`)},
+	{"resolve-bare", fmt.Sprintf("POST /sized (bare handler: resolve's request, a %d-byte answer)", resolveAnswerBytes), "bare", public,
+		post(fmt.Sprintf("/sized?bytes=%d", resolveAnswerBytes), resolveBody, false), contains(`"pad":"xxx`)},
 	{"preview", "POST " + pub + "/preview (free text)", "builtin", public,
 		post(pub+"/preview", []byte(previewBody), false), contains(`"framework_applications":[{`)},
 	{"chat-builtin", "POST /api/v1/chat (builtin model)", "builtin", chat,

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,11 +26,39 @@ import (
 var bareBody = []byte(`{"total":184,"frameworks":86,"papers":48,"blogs":50}` + "\n")
 
 // bareHandler is the yardstick: net/http writing a small constant JSON
-// body, with no routing, middleware or logging.
+// body, with no routing, middleware or logging. POST /sized is the
+// yardstick of rows with large answers: it reads the request body and
+// writes a constant JSON body of the ?bytes= asked (at most 1 MiB),
+// built once, with its length, in one write.
 func bareHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var mu sync.Mutex
+	sized := map[int][]byte{}
+	body := func(n int) []byte {
+		mu.Lock()
+		defer mu.Unlock()
+		if b, ok := sized[n]; ok {
+			return b
+		}
+		b := append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), max(0, n-11))...)
+		b = append(b, "\"}\n"...)
+		sized[n] = b
+		return b
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(bareBody)
+		if r.URL.Path != "/sized" {
+			w.Write(bareBody)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		n, err := strconv.Atoi(r.URL.Query().Get("bytes"))
+		if err != nil || n < 0 || n > 1<<20 {
+			http.Error(w, "bytes: 0 to 1048576", http.StatusBadRequest)
+			return
+		}
+		b := body(n)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.Write(b)
 	})
 }
 

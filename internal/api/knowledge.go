@@ -200,6 +200,9 @@ func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRaw
 	body = append(body, `],"unresolved":`...)
 	body = append(body, rest...)
 	body = append(body, "}\n"...)
+	if r, ok := ctx.Value(rememberKey).(rememberedResolve); ok {
+		s.resolves.put(r.version, r.body, body)
+	}
 	return &resolveRawOutput{Body: func(hc huma.Context) {
 		hc.SetHeader("Content-Type", "application/json")
 		hc.SetHeader("Content-Length", strconv.Itoa(len(body)))

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 )
@@ -79,5 +82,53 @@ func TestResolveShowsAnEditedEntity(t *testing.T) {
 		if r.Code != 200 || !strings.Contains(r.Body.String(), summary) {
 			t.Fatalf("after setting the summary to %q: %d %s", summary, r.Code, r.Body)
 		}
+	}
+}
+
+// countingKnowledge counts the entity lookups that reach the store.
+type countingKnowledge struct {
+	assistant.KnowledgeStore
+	lookups atomic.Int64
+}
+
+func (c *countingKnowledge) Entities(ctx context.Context, tokens []assistant.Token) (map[assistant.Token]assistant.Entity, error) {
+	c.lookups.Add(1)
+	return c.KnowledgeStore.Entities(ctx, tokens)
+}
+
+// TestResolveRemembersAnswers: a body answered before is answered from
+// memory, with the same bytes and headers, without looking anything up;
+// an invalid body is never remembered, and another body is looked up.
+func TestResolveRemembersAnswers(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	store := &countingKnowledge{KnowledgeStore: f.db}
+	f.srv.Knowledge = store
+	f.srv.Metrics = prometheus.NewRegistry()
+	f.h, _ = f.srv.HandlerAndRoutes()
+	body := `{"tokens":[{"type":"framework","slug":"okrs"},{"type":"paper","slug":"missing"}]}`
+	first := f.do(t, "POST", "/api/assistant/v1/resolve", body)
+	second := f.do(t, "POST", "/api/assistant/v1/resolve", body)
+	if first.Code != 200 || second.Code != 200 || !bytes.Equal(first.Body.Bytes(), second.Body.Bytes()) {
+		t.Fatalf("first %d %s\nsecond %d %s", first.Code, first.Body, second.Code, second.Body)
+	}
+	if n := store.lookups.Load(); n != 1 {
+		t.Errorf("%d lookups for two identical requests, want 1", n)
+	}
+	for k := range first.Header() {
+		if k != "X-Request-Id" && k != "Date" && first.Header().Get(k) != second.Header().Get(k) {
+			t.Errorf("header %s: %q from the handler, %q from memory", k, first.Header().Get(k), second.Header().Get(k))
+		}
+	}
+	if len(first.Header()) != len(second.Header()) {
+		t.Errorf("headers from the handler %v, from memory %v", first.Header(), second.Header())
+	}
+	for range 2 {
+		assertProblem(t, f.do(t, "POST", "/api/assistant/v1/resolve", `{"tokens":[]}`), 400)
+	}
+	if r := f.do(t, "POST", "/api/assistant/v1/resolve", `{"tokens":[{"type":"framework","slug":"okrs"}]}`); r.Code != 200 {
+		t.Fatalf("another body: %d %s", r.Code, r.Body)
+	}
+	if n := store.lookups.Load(); n != 2 {
+		t.Errorf("%d lookups after a new body, want 2", n)
 	}
 }

@@ -77,4 +77,5 @@ type Server struct {
 
 	leaderboards leaderboardCache
 	cards        cardCache
+	resolves     resolveMemo
 }

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+// A resolve answer is a pure function of the request body and the
+// knowledge it reads, and hover-card clients send the same batches again
+// and again: every reader of an answer resolves its tokens. resolveMemo
+// remembers the answers to the bodies seen last, for the knowledge version
+// they were computed at; a body seen before is answered without decoding,
+// validating or assembling anything. Only 200 answers to valid bodies are
+// remembered, so a remembered body would be valid again.
+
+// Bounds of the resolve memo: at most maxRememberedResolves answers, to
+// bodies of at most maxRememberedResolveBody bytes (100 tokens with long
+// slugs fit). When full, or when the knowledge changes, it starts again.
+const (
+	maxRememberedResolves    = 2048
+	maxRememberedResolveBody = 16 << 10
+)
+
+type resolveMemo struct {
+	mu      sync.Mutex
+	version int64
+	answers map[string][]byte // request body -> answer body
+}
+
+// get returns the remembered answer to body at version.
+func (m *resolveMemo) get(version int64, body []byte) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version {
+		return nil, false
+	}
+	answer, ok := m.answers[string(body)]
+	return answer, ok
+}
+
+// put remembers answer as the answer to body at version.
+func (m *resolveMemo) put(version int64, body, answer []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version || m.answers == nil || len(m.answers) >= maxRememberedResolves {
+		m.version, m.answers = version, map[string][]byte{}
+	}
+	m.answers[string(body)] = answer
+}
+
+// rememberedResolve is what rememberResolves passes on to resolveJSON for
+// a body it may remember the answer to.
+type rememberedResolve struct {
+	version int64
+	body    []byte
+}
+
+const rememberKey ctxKey = 100
+
+// rememberResolves wraps POST /resolve: a JSON body of at most
+// maxRememberedResolveBody bytes whose answer is remembered for the current
+// knowledge version is answered from memory; any other request goes to the
+// handler as it came (a larger body, with its bytes read so far put back).
+func (s *Server) rememberResolves(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if mediaType != "application/json" || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxRememberedResolveBody+1))
+		if err != nil || len(body) > maxRememberedResolveBody {
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		version, err := s.Knowledge.KnowledgeVersion(r.Context())
+		if err != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if answer, ok := s.resolves.get(version, body); ok {
+			writeJSONAnswer(w, answer)
+			return
+		}
+		ctx := context.WithValue(r.Context(), rememberKey, rememberedResolve{version, body})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// writeJSONAnswer writes a 200 JSON answer in one write, with its length.
+func writeJSONAnswer(w http.ResponseWriter, answer []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(answer)
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
