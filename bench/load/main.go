@@ -188,7 +188,7 @@ var resolveBody = func() []byte {
 }()
 
 // variedResolveBodies are resolveBody's 20 tokens in 5,000 orders: the
-// service remembers answers to the last 2,048 bodies it saw, so taken in
+// service remembers answers to the last 512 bodies it saw, so taken in
 // turn none is answered from memory, and each answer costs what a batch
 // never seen before costs.
 var variedResolveBodies = func() [][]byte {

@@ -9,12 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/memo"
 )
 
 // EntityCard is a knowledge entity as hover cards and search show it (D10).
@@ -224,42 +224,27 @@ func marshalJSON(v any) ([]byte, error) {
 }
 
 // cardCache remembers the JSON of each entity's card, by token, up to
-// maxRememberedCards. A remembered card is used only while the entity's
-// fields the card shows are unchanged (comparing strings that share their
-// bytes, as entities of one knowledge snapshot do, is cheap); an edited
-// entity replaces it.
+// maxRememberedCards tokens. A remembered card serves only an entity whose
+// card fields are unchanged (sameCard); an edited entity gets a new one.
 type cardCache struct {
-	cards      sync.Map // assistant.Token -> rememberedCard
-	remembered atomic.Int64
+	once  sync.Once
+	cards *memo.Versions[assistant.Token, assistant.Entity, []byte]
 }
 
 const maxRememberedCards = 20_000
 
-type rememberedCard struct {
-	of   assistant.Entity
-	json []byte
-}
-
 // json returns the card of e as huma would encode it.
 func (c *cardCache) json(e assistant.Entity) []byte {
-	t := e.Token()
-	r, found := c.cards.Load(t)
-	if found && sameCard(r.(rememberedCard).of, e) {
-		return r.(rememberedCard).json
-	}
-	b, err := marshalJSON(cardOf(e))
-	if err != nil { // a card is strings, numbers and lists of strings
-		panic(fmt.Sprintf("encoding the card of %s: %v", t, err))
-	}
-	switch {
-	case found:
-		c.cards.Store(t, rememberedCard{e, b})
-	case c.remembered.Load() < maxRememberedCards:
-		if _, loaded := c.cards.LoadOrStore(t, rememberedCard{e, b}); !loaded {
-			c.remembered.Add(1)
+	c.once.Do(func() {
+		c.cards = &memo.Versions[assistant.Token, assistant.Entity, []byte]{MaxKeys: maxRememberedCards}
+	})
+	return c.cards.Get(e.Token(), e, sameCard, func(e assistant.Entity) []byte {
+		b, err := marshalJSON(cardOf(e))
+		if err != nil { // a card is strings, numbers and lists of strings
+			panic(fmt.Sprintf("encoding the card of %s: %v", e.Token(), err))
 		}
-	}
-	return b
+		return b
+	})
 }
 
 // sameCard reports whether two entities show the same card.

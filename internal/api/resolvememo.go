@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/constraintlab/assistant/internal/memo"
 )
 
 // A resolve answer is a pure function of the request body and the
@@ -18,39 +20,40 @@ import (
 // validating or assembling anything. Only 200 answers to valid bodies are
 // remembered, so a remembered body would be valid again.
 
-// Bounds of the resolve memo: at most maxRememberedResolves answers, to
-// bodies of at most maxRememberedResolveBody bytes (100 tokens with long
-// slugs fit). When full, or when the knowledge changes, it starts again.
+// Bounds of the resolve memo: at most maxRememberedResolves answers (about
+// 30 KB each for 20 tokens), to bodies of at most maxRememberedResolveBody
+// bytes (100 tokens with long slugs fit). When full it starts again.
 const (
-	maxRememberedResolves    = 2048
+	maxRememberedResolves    = 512
 	maxRememberedResolveBody = 16 << 10
 )
 
+// resolveMemo maps a request body, at a knowledge version, to its answer.
+// Answers of earlier versions are never asked for again and go when the
+// memo next starts again.
 type resolveMemo struct {
-	mu      sync.Mutex
+	once    sync.Once
+	answers *memo.Bounded[resolveKey, []byte]
+}
+
+func (m *resolveMemo) bounded() *memo.Bounded[resolveKey, []byte] {
+	m.once.Do(func() { m.answers = &memo.Bounded[resolveKey, []byte]{Max: maxRememberedResolves} })
+	return m.answers
+}
+
+type resolveKey struct {
 	version int64
-	answers map[string][]byte // request body -> answer body
+	body    string
 }
 
 // get returns the remembered answer to body at version.
 func (m *resolveMemo) get(version int64, body []byte) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.version != version {
-		return nil, false
-	}
-	answer, ok := m.answers[string(body)]
-	return answer, ok
+	return m.bounded().Load(resolveKey{version, string(body)})
 }
 
 // put remembers answer as the answer to body at version.
 func (m *resolveMemo) put(version int64, body, answer []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.version != version || m.answers == nil || len(m.answers) >= maxRememberedResolves {
-		m.version, m.answers = version, map[string][]byte{}
-	}
-	m.answers[string(body)] = answer
+	m.bounded().Store(resolveKey{version, string(body)}, answer)
 }
 
 // rememberedResolve is what rememberResolves passes on to resolveJSON for

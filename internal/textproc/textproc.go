@@ -8,12 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
+
+	"github.com/constraintlab/assistant/internal/memo"
 )
 
 // Words returns the lowercase words of text: runs of letters and digits.
@@ -26,55 +26,34 @@ func Words(text string) []string {
 }
 
 // Stem returns the Snowball (Porter 2) stem of a lowercase word. Stems
-// are remembered (up to maxRememberedStems words, then computed each
-// time): a chat turn stems the same few thousand words of the knowledge
-// base again and again, and stemming was a third of its cost.
+// are remembered (up to maxRememberedStems words of up to 40 bytes): a chat
+// turn stems the same few thousand words of the knowledge base again and
+// again, and stemming was a third of its cost.
 func Stem(word string) string {
-	if s, ok := stems.Load(word); ok {
-		return s.(string)
-	}
-	s := english.Stem(word, true)
-	if len(word) <= 40 && rememberedStems.Load() < maxRememberedStems {
-		if _, loaded := stems.LoadOrStore(word, s); !loaded {
-			rememberedStems.Add(1)
-		}
-	}
-	return s
+	return stems.Get(word, func(w string) string { return english.Stem(w, true) })
 }
 
-// The memo of Stem: a pure function's results, so sharing it is safe; it
-// only grows, up to its bound.
-var (
-	stems           sync.Map // word -> stem
-	rememberedStems atomic.Int64
-)
+var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 }}
 
 const maxRememberedStems = 200_000
 
+// Texts of up to maxRememberedText bytes have their term lists and
+// sentence splits remembered (up to maxRememberedSplits of each).
+const (
+	maxRememberedText   = 4096
+	maxRememberedSplits = 50_000
+)
+
+func rememberText(text string) bool { return len(text) <= maxRememberedText }
+
 // Terms returns the stems of the content words of text, in order, with
 // stop words removed (duplicates kept). Results for texts up to 4 KB are
-// remembered, like Sentences'.
+// remembered, like Sentences'; the slice returned is the caller's own.
 func Terms(text string) []string {
-	if len(text) > 4096 {
-		return terms(text)
-	}
-	if t, ok := termLists.Load(text); ok {
-		return slices.Clone(t.([]string))
-	}
-	out := terms(text)
-	if rememberedTerms.Load() < maxRememberedSplits {
-		if _, loaded := termLists.LoadOrStore(text, slices.Clone(out)); !loaded {
-			rememberedTerms.Add(1)
-		}
-	}
-	return out
+	return slices.Clone(termLists.Get(text, terms))
 }
 
-// The memo of Terms.
-var (
-	termLists       sync.Map // text -> []string, never modified
-	rememberedTerms atomic.Int64
-)
+var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
 
 func terms(text string) []string {
 	words := Words(text)
@@ -102,30 +81,13 @@ var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
 // keeping the punctuation. It does not split after common abbreviations
 // ("e.g.", "Dr.", single initials such as "J."). Splits of texts up to
 // 4 KB are remembered (up to maxRememberedSplits): the knowledge base's
-// summaries are split again and again, by every turn that reads them.
+// summaries are split again and again, by every turn that reads them. The
+// slice returned is the caller's own.
 func Sentences(text string) []string {
-	if len(text) > 4096 {
-		return splitSentences(text)
-	}
-	if s, ok := sentenceSplits.Load(text); ok {
-		return slices.Clone(s.([]string))
-	}
-	out := splitSentences(text)
-	if rememberedSplits.Load() < maxRememberedSplits {
-		if _, loaded := sentenceSplits.LoadOrStore(text, slices.Clone(out)); !loaded {
-			rememberedSplits.Add(1)
-		}
-	}
-	return out
+	return slices.Clone(sentenceSplits.Get(text, splitSentences))
 }
 
-// The memo of Sentences (see Stem's).
-var (
-	sentenceSplits   sync.Map // text -> []string, never modified
-	rememberedSplits atomic.Int64
-)
-
-const maxRememberedSplits = 50_000
+var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
 
 func splitSentences(text string) []string {
 	var out []string

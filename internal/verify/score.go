@@ -5,11 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -161,16 +160,13 @@ func newEvidence() *evidence {
 	return &evidence{postings: map[string][]int{}, words: map[string]bool{}, nums: map[string]bool{}}
 }
 
-// Analysed passages are remembered (up to maxRememberedPassages, then
-// analysed each time): a turn checks its claims against the same
-// knowledge-base passages as the turns before it. A unit is never
-// modified once built, so sharing it is safe.
-// Claims are remembered the same way: the builtin model composes its
-// answers from the knowledge base's own sentences.
-var (
-	analysed           sync.Map // analysedKey -> unit
-	rememberedAnalyses atomic.Int64
-)
+// Analysed passages are remembered (up to maxRememberedAnalyses texts of up
+// to 4 KB): a turn checks its claims against the same knowledge-base
+// passages as the turns before it. Claims are remembered the same way: the
+// builtin model composes its answers from the knowledge base's own
+// sentences. A unit is never modified once built, so sharing it is safe.
+var analysed = memo.Bounded[analysedKey, unit]{Max: maxRememberedAnalyses,
+	Remember: func(k analysedKey) bool { return len(k.text) <= 4096 }}
 
 type analysedKey struct {
 	text  string
@@ -181,17 +177,7 @@ const maxRememberedAnalyses = 50_000
 
 // analyseCached is analyse, remembered.
 func analyseCached(text string, claim bool) unit {
-	key := analysedKey{text, claim}
-	if u, ok := analysed.Load(key); ok {
-		return u.(unit)
-	}
-	u := analyse(text, claim)
-	if len(text) <= 4096 && rememberedAnalyses.Load() < maxRememberedAnalyses {
-		if _, loaded := analysed.LoadOrStore(key, u); !loaded {
-			rememberedAnalyses.Add(1)
-		}
-	}
-	return u
+	return analysed.Get(analysedKey{text, claim}, func(k analysedKey) unit { return analyse(k.text, k.claim) })
 }
 
 // analysePassage is analyse(text, false), remembered.

@@ -29,10 +29,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -322,51 +321,16 @@ func passages(e assistant.Entity) []string {
 // checks, by token: up to maxVersionsPerToken versions of each (a chat turn
 // adds its vertical's applications of a framework to the framework's key
 // ideas, so one token is checked in several versions) and up to
-// maxRememberedEntities tokens. A remembered evidence is used only for an
-// entity whose passages are the same (comparing strings that share their
-// bytes, as entities read from one knowledge snapshot do, is cheap); an
-// edited entity is a new version, and the oldest version goes when a
-// token has too many. An evidence is never modified once built.
-var (
-	entityEvidence     sync.Map // assistant.Token -> *evidenceVersions
-	rememberedEntities atomic.Int64
-)
+// maxRememberedEntities tokens. A remembered evidence serves only an
+// entity with the same passages (samePassages). An evidence is never
+// modified once built.
+var entityEvidence = memo.Versions[assistant.Token, assistant.Entity, *evidence]{
+	PerKey: maxVersionsPerToken, MaxKeys: maxRememberedEntities}
 
 const (
 	maxRememberedEntities = 20_000
 	maxVersionsPerToken   = 16
 )
-
-// evidenceVersions are the remembered versions of one token, newest first.
-type evidenceVersions struct {
-	list atomic.Pointer[[]rememberedEvidence] // replaced, never modified
-}
-
-type rememberedEvidence struct {
-	of       assistant.Entity
-	evidence *evidence
-}
-
-// find returns the remembered evidence of an entity with e's passages.
-func (v *evidenceVersions) find(e assistant.Entity) *evidence {
-	for _, r := range *v.list.Load() {
-		if samePassages(r.of, e) {
-			return r.evidence
-		}
-	}
-	return nil
-}
-
-// add remembers ev as the newest version, forgetting the oldest beyond
-// maxVersionsPerToken. Two concurrent adds may drop one of the two: it is
-// analysed again next time.
-func (v *evidenceVersions) add(e assistant.Entity, ev *evidence) {
-	old := *v.list.Load()
-	list := make([]rememberedEvidence, 0, min(len(old)+1, maxVersionsPerToken))
-	list = append(list, rememberedEvidence{e, ev})
-	list = append(list, old[:min(len(old), maxVersionsPerToken-1)]...)
-	v.list.Store(&list)
-}
 
 // samePassages reports whether two entities have the same passages.
 func samePassages(a, b assistant.Entity) bool {
@@ -384,28 +348,14 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	if ev, ok := ix[e.Token()]; ok {
 		return ev
 	}
-	versions, found := entityEvidence.Load(e.Token())
-	if found {
-		if ev := versions.(*evidenceVersions).find(e); ev != nil {
-			ix[e.Token()] = ev
-			return ev
+	ev := entityEvidence.Get(e.Token(), e, samePassages, func(e assistant.Entity) *evidence {
+		ev := newEvidence()
+		for _, text := range passages(e) {
+			ev.add(text, 0)
 		}
-	}
-	ev := newEvidence()
-	for _, text := range passages(e) {
-		ev.add(text, 0)
-	}
+		return ev
+	})
 	ix[e.Token()] = ev
-	switch {
-	case found:
-		versions.(*evidenceVersions).add(e, ev)
-	case rememberedEntities.Load() < maxRememberedEntities:
-		v := &evidenceVersions{}
-		v.list.Store(&[]rememberedEvidence{{e, ev}})
-		if _, loaded := entityEvidence.LoadOrStore(e.Token(), v); !loaded {
-			rememberedEntities.Add(1)
-		}
-	}
 	return ev
 }
 

@@ -85,15 +85,15 @@ func read(req llm.Request) turn {
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
 			case tooling.ToolSearch:
-				if r, ok := decode(&searchResults, m.Content); ok {
+				if r, ok := decode(searchResults, m.Content); ok {
 					t.searches = append(t.searches, r)
 				}
 			case tooling.ToolEntity:
-				if r, ok := decode(&entityResults, m.Content); ok && r.Found {
+				if r, ok := decode(entityResults, m.Content); ok && r.Found {
 					t.entities = append(t.entities, r)
 				}
 			case tooling.ToolDiagnose:
-				if r, ok := decode(&diagnoseResults, m.Content); ok && len(r.Matches) > 0 {
+				if r, ok := decode(diagnoseResults, m.Content); ok && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
 			}
@@ -136,7 +136,7 @@ type searchableQuestion struct {
 // round of a turn and the answer read it again (a language guess, a
 // regexp and stemming).
 func searchable(question string) searchableQuestion {
-	return searchables.get(question, func(question string) searchableQuestion {
+	return searchables.Get(question, func(question string) searchableQuestion {
 		q := strings.TrimSpace(question)
 		if !textproc.IsEnglish(q) {
 			if words := textproc.TranslateBusinessWords(q); len(words) > 0 {
@@ -151,7 +151,7 @@ func searchable(question string) searchableQuestion {
 	})
 }
 
-var searchables = memo[searchableQuestion]{max: 1024, maxKey: 4096}
+var searchables = texts[searchableQuestion](1024, 4096)
 
 // personaAngle is added to the search so that the knowledge found suits
 // the persona: a seller's talk track leans on how buyers decide, a success

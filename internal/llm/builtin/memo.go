@@ -1,39 +1,11 @@
 package builtin
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "github.com/constraintlab/assistant/internal/memo"
 
-// memo remembers the results of a pure function of a text, for texts up
-// to maxKey bytes and about max of them. When it is full it forgets
-// everything and starts again, so that in a long-running server it keeps
-// serving what turns read now rather than what the first ones read. The
-// values are shared by every caller: they must never be modified.
-type memo[V any] struct {
-	values     sync.Map // text -> V
-	remembered atomic.Int64
-	max        int64
-	maxKey     int
-}
-
-// get returns compute(text), remembered.
-func (m *memo[V]) get(text string, compute func(string) V) V {
-	if v, ok := m.values.Load(text); ok {
-		return v.(V)
-	}
-	v := compute(text)
-	if len(text) > m.maxKey {
-		return v
-	}
-	if m.remembered.Load() >= m.max {
-		// Two calls may both start again, and one may count a value the
-		// other forgot: the bound is approximate, never exceeded by much.
-		m.values.Clear()
-		m.remembered.Store(0)
-	}
-	if _, loaded := m.values.LoadOrStore(text, v); !loaded {
-		m.remembered.Add(1)
-	}
-	return v
+// texts returns a memo of values worked out from a text (a question, a
+// sentence, a tool result), remembering up to max texts of up to maxLen
+// bytes: every turn reads the knowledge base's sentences again, and a
+// question is read by several sections of one answer.
+func texts[V any](max int64, maxLen int) *memo.Bounded[string, V] {
+	return &memo.Bounded[string, V]{Max: max, Remember: func(text string) bool { return len(text) <= maxLen }}
 }

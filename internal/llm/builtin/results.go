@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/tooling"
 )
 
@@ -79,16 +80,16 @@ type decoded[R any] struct {
 // read by one turn is often read by the next. A few hundred results
 // cover the turns under way; the memo starts again when full.
 var (
-	searchResults   = memo[decoded[searchResult]]{max: 256, maxKey: 256 << 10}
-	entityResults   = memo[decoded[entityResult]]{max: 256, maxKey: 256 << 10}
-	diagnoseResults = memo[decoded[diagnoseResult]]{max: 256, maxKey: 256 << 10}
+	searchResults   = texts[decoded[searchResult]](256, 256<<10)
+	entityResults   = texts[decoded[entityResult]](256, 256<<10)
+	diagnoseResults = texts[decoded[diagnoseResult]](256, 256<<10)
 )
 
 // decode returns the tool result in content, decoded into R, and whether
 // it decoded, remembered in results. The result is shared: its lists must
 // never be modified or appended to.
-func decode[R any](results *memo[decoded[R]], content string) (R, bool) {
-	d := results.get(content, func(content string) decoded[R] {
+func decode[R any](results *memo.Bounded[string, decoded[R]], content string) (R, bool) {
+	d := results.Get(content, func(content string) decoded[R] {
 		var d decoded[R]
 		d.ok = json.Unmarshal([]byte(content), &d.result) == nil
 		return d

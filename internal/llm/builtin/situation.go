@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -89,13 +90,13 @@ func classify(stages []stage, text string) stage {
 // the same question again, and the stages' cues are a dozen regexps.
 type stageReader struct {
 	stages   []stage
-	readings memo[stage] // question -> classify(stages, question)
+	readings *memo.Bounded[string, stage] // question -> classify(stages, question)
 }
 
 var stageReaders = map[string]*stageReader{
-	"customer": {stages: customerStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
-	"success":  {stages: successStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
-	"support":  {stages: supportStages, readings: memo[stage]{max: 1024, maxKey: 4096}},
+	"customer": {stages: customerStages, readings: texts[stage](1024, 4096)},
+	"success":  {stages: successStages, readings: texts[stage](1024, 4096)},
+	"support":  {stages: supportStages, readings: texts[stage](1024, 4096)},
 }
 
 // stage is the persona's reading of the situation.
@@ -104,7 +105,7 @@ func (t turn) stage() stage {
 	if !ok {
 		return stage{}
 	}
-	return r.readings.get(t.question, func(q string) stage { return classify(r.stages, q) })
+	return r.readings.Get(t.question, func(q string) stage { return classify(r.stages, q) })
 }
 
 // howToProduct recognises a question about how to use a product ("how do
@@ -126,10 +127,10 @@ func (t turn) productQuestionWithoutDocs() bool {
 // asksHowToUse reports whether howToProduct matches the question,
 // remembered because every round of a support turn asks again.
 func asksHowToUse(question string) bool {
-	return howToQuestions.get(question, howToProduct.MatchString)
+	return howToQuestions.Get(question, howToProduct.MatchString)
 }
 
-var howToQuestions = memo[bool]{max: 1024, maxKey: 4096}
+var howToQuestions = texts[bool](1024, 4096)
 
 // triedPattern finds what the conversation says was already tried.
 var triedPattern = regexp.MustCompile(`(?i)\b(?:we(?:'ve| have)? (?:already )?tried|i(?:'ve| have)? (?:already )?tried|already tried|we already|i already|tried)\s+([^.?!;]+)`)
@@ -156,7 +157,7 @@ func (t turn) tried() string {
 // remembered because the answer asks several times, every turn asks
 // again of the conversation's earlier messages, and triedPattern is slow.
 func triedIn(text string) string {
-	return triedReadings.get(text, func(text string) string {
+	return triedReadings.Get(text, func(text string) string {
 		if m := triedPattern.FindStringSubmatch(text); m != nil {
 			what := strings.TrimSpace(m[1])
 			what = triedTail.ReplaceAllString(what, "")
@@ -168,7 +169,7 @@ func triedIn(text string) string {
 	})
 }
 
-var triedReadings = memo[string]{max: 4096, maxKey: 4096}
+var triedReadings = texts[string](4096, 4096)
 
 // questionTerms are the stems of what the conversation asks about: the
 // question, and the earlier user turns when it is a follow-up.
@@ -244,12 +245,12 @@ type analysis struct {
 // sentences of the entities it reads, the persona's lines of advice and
 // the conversation's earlier answers, and that analysis (words, stems and
 // the regexp of normalise) was most of the cost of composing an answer.
-var analyses = memo[*analysis]{max: 20_000, maxKey: 4096}
+var analyses = texts[*analysis](20_000, 4096)
 
 // analyse returns the analysis of text, remembered; it is shared, so it
 // must not be modified.
 func analyse(text string) *analysis {
-	return analyses.get(text, func(text string) *analysis {
+	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
