@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-
-	"github.com/constraintlab/assistant/internal/memo"
 )
 
 // A resolve answer is a pure function of the request body and the
@@ -22,38 +20,42 @@ import (
 
 // Bounds of the resolve memo: at most maxRememberedResolves answers (about
 // 30 KB each for 20 tokens), to bodies of at most maxRememberedResolveBody
-// bytes (100 tokens with long slugs fit). When full it starts again.
+// bytes (100 tokens with long slugs fit).
 const (
 	maxRememberedResolves    = 512
 	maxRememberedResolveBody = 16 << 10
 )
 
-// resolveMemo maps a request body, at a knowledge version, to its answer.
-// Answers of earlier versions are never asked for again and go when the
-// memo next starts again.
+// resolveMemo maps request bodies to their answers at one knowledge
+// version; a new version, or a full memo, starts it again. It is a map
+// under a mutex rather than a memo.Bounded: most bodies a busy service
+// sees are stored once and never asked for again, a load sync.Map handles
+// worse than reads.
 type resolveMemo struct {
-	once    sync.Once
-	answers *memo.Bounded[resolveKey, []byte]
-}
-
-func (m *resolveMemo) bounded() *memo.Bounded[resolveKey, []byte] {
-	m.once.Do(func() { m.answers = &memo.Bounded[resolveKey, []byte]{Max: maxRememberedResolves} })
-	return m.answers
-}
-
-type resolveKey struct {
+	mu      sync.Mutex
 	version int64
-	body    string
+	answers map[string][]byte // request body -> answer body
 }
 
 // get returns the remembered answer to body at version.
 func (m *resolveMemo) get(version int64, body []byte) ([]byte, bool) {
-	return m.bounded().Load(resolveKey{version, string(body)})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version {
+		return nil, false
+	}
+	answer, ok := m.answers[string(body)]
+	return answer, ok
 }
 
 // put remembers answer as the answer to body at version.
 func (m *resolveMemo) put(version int64, body, answer []byte) {
-	m.bounded().Store(resolveKey{version, string(body)}, answer)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version || m.answers == nil || len(m.answers) >= maxRememberedResolves {
+		m.version, m.answers = version, make(map[string][]byte, maxRememberedResolves)
+	}
+	m.answers[string(body)] = answer
 }
 
 // rememberedResolve is what rememberResolves passes on to resolveJSON for
