@@ -261,7 +261,7 @@ var rows = []row{
 	{"resolve-varied", "POST " + pub + fmt.Sprintf("/resolve (the same 20 tokens in %d orders, in turn)", len(variedResolveBodies)), "builtin", public,
 		postEach(pub+"/resolve", variedResolveBodies), contains(`"token":"blog:kelly-2008-1000-true-fans"`, `"slug":"missing-five"`)},
 	{"resolve-bare", fmt.Sprintf("POST /sized (bare handler: resolve's request, a %d-byte answer)", resolveAnswerBytes), "bare", public,
-		post(fmt.Sprintf("/sized?bytes=%d", resolveAnswerBytes), resolveBody, false), contains(`"pad":"xxx`)},
+		post(fmt.Sprintf("/sized?bytes=%d", resolveAnswerBytes), resolveBody, false), contains(`{"pad":"`)},
 	{"preview", "POST " + pub + "/preview (free text)", "builtin", public,
 		post(pub+"/preview", []byte(previewBody), false), contains(`"framework_applications":[{`)},
 	{"chat-builtin", "POST /api/v1/chat (builtin model)", "builtin", chat,
