@@ -2,7 +2,9 @@ package assistant
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -46,6 +48,26 @@ func (c RowCounts) Tables() []TableCount {
 		{"usage", c.Usage}, {"citation_events", c.Citations}, {"setup_tokens", c.SetupTokens},
 		{"entities", c.Entities}, {"entities (imported)", c.ImportedEntities},
 	}
+}
+
+// RequireEmptyTarget is the precondition of loading a copy into a store
+// holding c: it holds nothing but what a first start leaves (embedded
+// entities, a setup token). Otherwise it is EConflict, naming what is held.
+func (c RowCounts) RequireEmptyTarget() error {
+	var what []string
+	for _, t := range c.Tables() {
+		switch t.Table {
+		case "entities", "setup_tokens":
+			continue
+		}
+		if t.Rows > 0 {
+			what = append(what, fmt.Sprintf("%s: %d", t.Table, t.Rows))
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return Errorf(EConflict, "the target database already holds data (%s); copying is only into a database that holds none", strings.Join(what, ", "))
 }
 
 // TableCount is one line of RowCounts.Tables.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"iter"
-	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 )
@@ -131,7 +130,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 	if err != nil {
 		return written, err
 	}
-	if err := refuseNonEmpty(held); err != nil {
+	if err := held.RequireEmptyTarget(); err != nil {
 		return written, err
 	}
 	for _, q := range []string{`DELETE FROM entities`, `DELETE FROM setup_tokens`} {
@@ -228,25 +227,6 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		return written, err
 	}
 	return written, tx.Commit()
-}
-
-// refuseNonEmpty is LoadFrom's precondition: a target holds nothing but
-// what a first start leaves (embedded entities, a setup token).
-func refuseNonEmpty(held assistant.RowCounts) error {
-	var what []string
-	for _, c := range held.Tables() {
-		switch c.Table {
-		case "entities", "setup_tokens":
-			continue
-		}
-		if c.Rows > 0 {
-			what = append(what, fmt.Sprintf("%s: %d", c.Table, c.Rows))
-		}
-	}
-	if len(what) == 0 {
-		return nil
-	}
-	return assistant.Errorf(assistant.EConflict, "the target database already holds data (%s); copying is only into a database that holds none", strings.Join(what, ", "))
 }
 
 type scanner interface{ Scan(...any) error }
