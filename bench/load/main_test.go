@@ -161,16 +161,18 @@ func TestCPUTime(t *testing.T) {
 	}
 }
 
-func TestSelectRows(t *testing.T) {
-	names := func(rs []row) string {
-		var n []string
-		for _, r := range rs {
-			n = append(n, r.name)
-		}
-		return strings.Join(n, ",")
+// joinNames lists the rows' names, comma-separated.
+func joinNames(rs []row) string {
+	var n []string
+	for _, r := range rs {
+		n = append(n, r.name)
 	}
-	if rs, err := selectRows(" stats, chat-openai-1 "); err != nil || names(rs) != "bare,stats,chat-openai-1,bare-end" {
-		t.Errorf("selectRows: %s, %v", names(rs), err)
+	return strings.Join(n, ",")
+}
+
+func TestSelectRows(t *testing.T) {
+	if rs, err := selectRows(" stats, chat-openai-1 "); err != nil || joinNames(rs) != "bare,stats,chat-openai-1,bare-end" {
+		t.Errorf("selectRows: %s, %v", joinNames(rs), err)
 	}
 	if rs, _ := selectRows(""); len(rs) != len(rows) {
 		t.Errorf("no -only selects %d rows of %d", len(rs), len(rows))

@@ -89,18 +89,11 @@ func TestScaleOutRefuses(t *testing.T) {
 }
 
 func TestSelectScaleRows(t *testing.T) {
-	names := func(rs []row) string {
-		var n []string
-		for _, r := range rs {
-			n = append(n, r.name)
-		}
-		return strings.Join(n, ",")
+	if rs, err := selectScaleRows(""); err != nil || joinNames(rs) != "stats,resolve,chat-builtin,chat-builtin-1" {
+		t.Errorf("default: %s, %v", joinNames(rs), err)
 	}
-	if rs, err := selectScaleRows(""); err != nil || names(rs) != "stats,resolve,chat-builtin,chat-builtin-1" {
-		t.Errorf("default: %s, %v", names(rs), err)
-	}
-	if rs, err := selectScaleRows("chat-builtin, leaderboard"); err != nil || names(rs) != "leaderboard,chat-builtin" {
-		t.Errorf("-only: %s, %v", names(rs), err)
+	if rs, err := selectScaleRows("chat-builtin, leaderboard"); err != nil || joinNames(rs) != "leaderboard,chat-builtin" {
+		t.Errorf("-only: %s, %v", joinNames(rs), err)
 	}
 	for _, bad := range []string{"chat-openai", "bare", "nope"} {
 		if _, err := selectScaleRows(bad); err == nil || !strings.Contains(err.Error(), `"`+bad+`"`) {
