@@ -65,11 +65,16 @@ type RagHit struct {
 // Confidence is the verdict on a whole text: chat answers carry it and
 // POST /api/v1/verify returns it.
 type Confidence struct {
-	Score          float64   `json:"score"` // VerifiedClaims / TotalClaims
-	Level          string    `json:"level"` // high, medium, low or none
-	TotalClaims    int       `json:"totalClaims"`
-	VerifiedClaims int       `json:"verifiedClaims"`
-	Verdicts       []Verdict `json:"verdicts"`
+	// Score is VerifiedClaims / TotalClaims; for a chat answer, the lower
+	// of that and Relevance.
+	Score          float64 `json:"score"`
+	Level          string  `json:"level"` // high, medium, low or none
+	TotalClaims    int     `json:"totalClaims"`
+	VerifiedClaims int     `json:"verifiedClaims"`
+	// Relevance is how much of what was asked the verified claims
+	// address, 0 to 1; chat answers only (nil elsewhere).
+	Relevance *float64  `json:"relevance,omitempty"`
+	Verdicts  []Verdict `json:"verdicts"`
 }
 
 // Verdict statuses and unsupported bases.
@@ -150,6 +155,8 @@ type EntityCard struct {
 	Tags       []string `json:"tags"`
 	Archetypes []string `json:"archetypes"`
 	KeyIdeas   []string `json:"key_ideas"`
+	WhenToUse  []string `json:"when_to_use"` // situations it fits, in the words of someone in them
+	Pitfalls   []string `json:"pitfalls"`    // common mistakes when applying it
 	Related    []string `json:"related"`
 }
 

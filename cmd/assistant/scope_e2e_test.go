@@ -196,7 +196,7 @@ func TestRemoteProvidersFollowTheScopeRule(t *testing.T) {
 			model.mu.Lock()
 			system := model.systems[0]
 			model.mu.Unlock()
-			if !strings.Contains(system, "decline") || !strings.Contains(system, "Cite every claim") {
+			if !strings.Contains(system, "decline") || !strings.Contains(system, "Evidence first") || !strings.Contains(system, "medical help") {
 				t.Errorf("the system prompt does not state the scope and citation rules:\n%s", system)
 			}
 

@@ -30,6 +30,8 @@ type EntityCard struct {
 	Tags       []string `json:"tags" doc:"Topic words."`
 	Archetypes []string `json:"archetypes" doc:"Constraint archetype ids (GET /api/assistant/v1/catalog) this entity helps with."`
 	KeyIdeas   []string `json:"key_ideas" doc:"The main ideas, one per item."`
+	WhenToUse  []string `json:"when_to_use" doc:"Situations the entity fits, in the words of someone in them, one per item."`
+	Pitfalls   []string `json:"pitfalls" doc:"Common mistakes when applying it, one per item."`
 	Related    []string `json:"related" doc:"Tokens of related entities."`
 }
 
@@ -37,7 +39,8 @@ func cardOf(e assistant.Entity) EntityCard {
 	c := EntityCard{
 		Type: string(e.Type), Slug: e.Slug, Token: e.Token().String(), Title: e.Title,
 		Summary: e.Summary, Year: e.Year, Authors: nonNil(e.Authors), Tags: nonNil(e.Tags),
-		Archetypes: nonNil(e.Archetypes), KeyIdeas: nonNil(e.KeyIdeas), Related: []string{},
+		Archetypes: nonNil(e.Archetypes), KeyIdeas: nonNil(e.KeyIdeas),
+		WhenToUse: nonNil(e.WhenToUse), Pitfalls: nonNil(e.Pitfalls), Related: []string{},
 	}
 	if e.URL != "" {
 		u := e.URL
@@ -252,7 +255,8 @@ func sameCard(a, b assistant.Entity) bool {
 	return a.Type == b.Type && a.Slug == b.Slug && a.Title == b.Title && a.Summary == b.Summary && a.URL == b.URL &&
 		(a.Year == nil) == (b.Year == nil) && (a.Year == nil || *a.Year == *b.Year) &&
 		slices.Equal(a.Authors, b.Authors) && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Archetypes, b.Archetypes) &&
-		slices.Equal(a.KeyIdeas, b.KeyIdeas) && slices.Equal(a.Related, b.Related)
+		slices.Equal(a.KeyIdeas, b.KeyIdeas) && slices.Equal(a.WhenToUse, b.WhenToUse) && slices.Equal(a.Pitfalls, b.Pitfalls) &&
+		slices.Equal(a.Related, b.Related)
 }
 
 // --- leaderboard ---

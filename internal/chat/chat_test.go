@@ -117,10 +117,16 @@ func TestBuiltinTurnInEveryMode(t *testing.T) {
 				t.Errorf("thin answer: %d hops, %d hits, %d citations", len(r.ReasoningTrace), len(r.RagHits), len(tokensOf(r.Response)))
 			}
 			personas, _ := chat.LoadPersonas()
+			// The persona's sections, in its order; one with nothing
+			// grounded to hold is left out, so at least two of them.
+			shown := 0
 			for _, section := range personas[mode].Sections {
-				if !strings.Contains(r.Response, "## "+section) {
-					t.Errorf("%s answer lacks section %q", mode, section)
+				if strings.Contains(r.Response, "## "+section.Heading) {
+					shown++
 				}
+			}
+			if shown < 2 {
+				t.Errorf("%s answer shows %d of its persona's sections:\n%s", mode, shown, r.Response)
 			}
 		})
 	}

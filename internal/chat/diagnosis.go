@@ -93,6 +93,13 @@ func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID strin
 	return plan, nil
 }
 
+// IndustryTerm reports whether a stem names one vertical's business (its
+// name, description or vocabulary, and no other vertical's).
+func (a *DiagnosisAdapter) IndustryTerm(stem string) bool {
+	_, ok := a.verticalTerms[stem]
+	return ok
+}
+
 // GuessVertical implements Diagnoser: the vertical whose own words the
 // text uses, when the evidence is clear (at least two of its words, and at
 // least twice as many as of any other vertical's); otherwise "".

@@ -24,6 +24,22 @@ var scopeYAML []byte
 type lexicon struct {
 	business, weakBusiness, offTopic wordList
 	offTopicShapes                   []shape
+	// care are the subjects never advised on (scope.yaml's care), in
+	// order; injection the shapes of an attempt to change the
+	// instructions; tried the phrases that introduce what was tried; vague
+	// the stems that say little of a situation.
+	care      []careTopic
+	injection []shape
+	tried     wordList
+	vague     map[string]bool
+	howTo     shape
+	source    shape
+}
+
+// careTopic is one subject the assistant never advises on.
+type careTopic struct {
+	id, note string
+	shapes   []shape
 }
 
 // wordList is one scope word list: entries of one stem, or of a phrase's
@@ -50,6 +66,16 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		WeakBusiness string   `yaml:"weak_business"`
 		OffTopic     string   `yaml:"off_topic"`
 		Shapes       []string `yaml:"off_topic_patterns"`
+		Care         []struct {
+			ID       string   `yaml:"id"`
+			Note     string   `yaml:"note"`
+			Patterns []string `yaml:"patterns"`
+		} `yaml:"care"`
+		Injection []string `yaml:"injection"`
+		Tried     string   `yaml:"tried"`
+		Vague     string   `yaml:"vague"`
+		HowTo     string   `yaml:"how_to"`
+		Source    string   `yaml:"source_claim"`
 	}
 	if err := yaml.Unmarshal(scopeYAML, &raw); err != nil {
 		panic("chat: scope.yaml: " + err.Error()) // embedded; a test loads it
@@ -68,6 +94,23 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 	lex := &lexicon{business: parse(raw.Business), weakBusiness: parse(raw.WeakBusiness), offTopic: parse(raw.OffTopic)}
 	for _, p := range raw.Shapes {
 		lex.offTopicShapes = append(lex.offTopicShapes, newShape(`(?i)`+p))
+	}
+	for _, c := range raw.Care {
+		topic := careTopic{id: c.ID, note: c.Note}
+		for _, p := range c.Patterns {
+			topic.shapes = append(topic.shapes, newShape(`(?i)`+p))
+		}
+		lex.care = append(lex.care, topic)
+	}
+	for _, p := range raw.Injection {
+		lex.injection = append(lex.injection, newShape(`(?i)`+p))
+	}
+	lex.tried = parse(raw.Tried)
+	lex.howTo = newShape(`(?i)` + raw.HowTo)
+	lex.source = newShape(`(?i)` + raw.Source)
+	lex.vague = map[string]bool{}
+	for _, w := range strings.Fields(raw.Vague) {
+		lex.vague[textproc.Stem(w)] = true
 	}
 	return lex
 })

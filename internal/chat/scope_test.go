@@ -163,8 +163,13 @@ func TestFollowUpWithHistoryDiffers(t *testing.T) {
 	if with.Response == without.Response {
 		t.Fatal("the same answer with and without history")
 	}
-	if !strings.Contains(with.Response, "adding a third van") {
+	// Acknowledged in a sentence of its own, never by splicing the
+	// user's words into a template.
+	if !strings.Contains(with.Response, "what you have already tried") {
 		t.Errorf("the follow-up does not acknowledge what was tried:\n%s", with.Response)
+	}
+	if strings.Contains(with.Response, "adding a third van") {
+		t.Errorf("the follow-up splices the user's words:\n%s", with.Response)
 	}
 	earlier := map[string]bool{}
 	for _, line := range strings.Split(r1.Response, "\n") {

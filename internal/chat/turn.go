@@ -113,14 +113,18 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			return Response{}, nil, err
 		}
 	}
-	var earlier []string
-	for _, h := range req.History {
-		if h.Role == llm.RoleUser {
-			earlier = append(earlier, h.Content)
-		}
+	var industry func(string) bool
+	if w, ok := s.Diagnoser.(interface{ IndustryTerm(string) bool }); ok {
+		industry = w.IndustryTerm
 	}
+	reading := Read(req.Message, req.History, persona, industry)
+	unknown, err := s.unknownTokens(ctx, req.Message)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	reading.Unknown = unknown
 	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical,
-		scope: AssessScope(req.Message, earlier), question: req.Message}
+		scope: reading.Scope, question: req.Message}
 	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
@@ -140,7 +144,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			offered = nil // out of hops: the model must answer now
 		}
 		resp, err := s.Provider.Complete(ctx, llm.Request{Messages: messages, Tools: offered, MaxTokens: 1500,
-			Mode: persona.Mode, Vertical: req.Vertical})
+			Mode: persona.Mode, Vertical: req.Vertical, Reading: &reading})
 		if err != nil {
 			return Response{}, nil, providerError(err)
 		}
@@ -174,7 +178,8 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		return Response{}, nil, fmt.Errorf("%w: the model returned an empty answer", ErrUpstream)
 	}
 
-	out, cited, err := s.finish(ctx, answer, tb)
+	reading.Scope = tb.scope // the workspace's own knowledge may have brought it into scope
+	out, cited, err := s.finish(ctx, answer, tb, reading)
 	if err != nil {
 		return Response{}, nil, err
 	}
@@ -197,9 +202,40 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 
 var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
+// writtenToken finds what a user may write as a citation token: type:slug,
+// with or without brackets.
+var writtenToken = regexp.MustCompile(`\b(framework|paper|blog):([a-z0-9_-]+)`)
+
+// unknownTokens lists the citation tokens the message names that the
+// knowledge base does not hold, each once: the answer says so rather than
+// confirm what they say.
+func (s *Service) unknownTokens(ctx context.Context, message string) ([]string, error) {
+	var tokens []assistant.Token
+	for _, m := range writtenToken.FindAllStringSubmatch(message, 20) {
+		t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
+		if t.Valid() && !slices.Contains(tokens, t) {
+			tokens = append(tokens, t)
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	found, err := s.Knowledge.Entities(ctx, tokens)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range tokens {
+		if _, ok := found[t]; !ok {
+			out = append(out, t.String())
+		}
+	}
+	return out, nil
+}
+
 // finish checks the answer's citation tokens, removes invented ones (D6),
 // verifies its claims and lists the knowledge it used.
-func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Response, []assistant.Token, error) {
+func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, reading Reading) (Response, []assistant.Token, error) {
 	var tokens []assistant.Token
 	seen := map[assistant.Token]bool{}
 	written := citationToken.FindAllStringSubmatch(answer, -1)
@@ -237,6 +273,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox) (Respo
 	// invented token is judged unsupported; the client never sees the
 	// token.
 	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
+	conf = withRelevance(conf, reading)
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok

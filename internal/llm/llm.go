@@ -14,6 +14,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // Roles of a Message.
@@ -63,6 +65,10 @@ type Request struct {
 	// Vertical is the caller's industry (a catalog vertical id), "" when
 	// not given.
 	Vertical string
+	// Reading is the chat turn's reading of the question (nil when the
+	// caller is not a chat turn). Hosted models read the question from
+	// the messages; the builtin model plans and composes from this.
+	Reading *tooling.Reading
 }
 
 // Response is the provider's answer: tool calls to run, or (when there are

@@ -7,6 +7,11 @@
 // It depends on the standard library only.
 package tooling
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Tool names the model may call.
 const (
 	ToolSearch   = "search_knowledge"
@@ -132,4 +137,86 @@ type Scope struct {
 	// workspace's own imported knowledge (a help article, say) answers
 	// it, whatever the word lists say.
 	Workspace bool `json:"workspace_knowledge,omitempty"`
+	// Care names a subject the assistant never advises on, whatever
+	// business words surround it: health, law, tax, personal-finance,
+	// job-application or code ("" for none). Such a question is out of
+	// scope; CareNote is the one plain sentence to say about it (for
+	// health: to get medical help), "" when there is none.
+	Care     string `json:"care,omitempty"`
+	CareNote string `json:"care_note,omitempty"`
+	// Injection is true when the message tries to change the assistant's
+	// instructions or role or to reveal its configuration.
+	Injection bool `json:"injection,omitempty"`
+}
+
+// Reading is the turn's one reading of the question: made once by the
+// chat turn from the message, the history, the mode and the vertical, and
+// shared by the tools, the builtin model and the confidence (the
+// answer's relevance is measured against its key terms). Nothing else
+// reads the question's text again.
+type Reading struct {
+	// Question is the user's message as written.
+	Question string `json:"question"`
+	// Search is what the tools should look for: the question in English
+	// business words, without what was already tried, with the earlier
+	// user turn when the question leans on it.
+	Search string `json:"search"`
+	Scope  Scope  `json:"scope"`
+	// Situation is the id of the persona's situation the question shows
+	// ("" for none), and SituationTerms the words that select the
+	// knowledge that fits it.
+	Situation      string `json:"situation,omitempty"`
+	SituationTerms string `json:"situation_terms,omitempty"`
+	// FollowUp is true when the conversation has earlier turns; Tried
+	// when the conversation says what was already tried, and TriedTerms
+	// are the stems of that: the answer leaves it aside.
+	FollowUp   bool     `json:"follow_up,omitempty"`
+	Tried      bool     `json:"tried,omitempty"`
+	TriedTerms []string `json:"tried_terms,omitempty"`
+	// KeyTerms are what the question asks about, weighted: what an answer
+	// must address to be relevant.
+	KeyTerms []KeyTerm `json:"key_terms"`
+	// Names are the names of a source the message asks to have confirmed
+	// or cited (capitalised words, as written): the answer addresses them
+	// or says the knowledge base does not hold them.
+	Names []string `json:"names,omitempty"`
+	// HowTo is true when the question asks how to do something in a
+	// product ("how do I export invoices to CSV"): only the product's own
+	// documentation can answer it.
+	HowTo bool `json:"how_to,omitempty"`
+	// Unknown lists citation tokens the user wrote that the knowledge
+	// base does not hold.
+	Unknown []string `json:"unknown_tokens,omitempty"`
+}
+
+// KeyTerm is one stem of what the question asks about, with its weight:
+// 1 for a word that names something of a business, less for an ordinary
+// word.
+type KeyTerm struct {
+	Stem   string  `json:"stem"`
+	Word   string  `json:"word"`
+	Weight float64 `json:"weight"`
+}
+
+// Addressed returns the weighted share of the reading's key terms that
+// has(stem) finds, 0 to 1, and the words of those it does not find,
+// weightiest first; 0 when there are no key terms.
+func (r Reading) Addressed(has func(stem string) bool) (float64, []string) {
+	var total, found float64
+	var missing []string
+	weight := map[string]float64{}
+	for _, k := range r.KeyTerms {
+		total += k.Weight
+		if has(k.Stem) {
+			found += k.Weight
+		} else {
+			missing = append(missing, k.Word)
+			weight[k.Word] = k.Weight
+		}
+	}
+	slices.SortStableFunc(missing, func(a, b string) int { return cmp.Compare(weight[b], weight[a]) })
+	if total == 0 {
+		return 0, missing
+	}
+	return found / total, missing
 }

@@ -73,11 +73,15 @@ type Evidence struct {
 
 // Confidence is the verdict on a whole answer (D7).
 type Confidence struct {
-	Score          float64   `json:"score" minimum:"0" maximum:"1" doc:"verifiedClaims / totalClaims, 0 when there is no claim."`
-	Level          string    `json:"level" enum:"high,medium,low,none" doc:"high >= 0.8, medium >= 0.5, low > 0, none otherwise."`
-	TotalClaims    int       `json:"totalClaims"`
-	VerifiedClaims int       `json:"verifiedClaims"`
-	Verdicts       []Verdict `json:"verdicts"`
+	Score          float64 `json:"score" minimum:"0" maximum:"1" doc:"verifiedClaims / totalClaims, 0 when there is no claim; for a chat answer, the lower of that and relevance."`
+	Level          string  `json:"level" enum:"high,medium,low,none" doc:"high >= 0.8, medium >= 0.5, low > 0, none otherwise."`
+	TotalClaims    int     `json:"totalClaims"`
+	VerifiedClaims int     `json:"verifiedClaims"`
+	// Relevance is how much of what was asked the answer's verified
+	// claims address, 0 to 1; chat answers only (nil elsewhere). The
+	// score is then the lower of support and relevance.
+	Relevance *float64  `json:"relevance,omitempty" minimum:"0" maximum:"1" doc:"Chat answers only: how much of what was asked the verified claims address, 0 to 1. The score is the lower of verifiedClaims/totalClaims and this."`
+	Verdicts  []Verdict `json:"verdicts"`
 }
 
 // Level maps a score to the D7 level.

@@ -36,7 +36,10 @@ func TestConcurrentTurnsShareMemos(t *testing.T) {
 		Pitfalls: []string{"Large periods are split into several files of ten thousand rows each.", "Only administrators of the workspace can export invoices at all.",
 			"Invoices in draft are left out of the export until they are issued."},
 	})
-	req := llm.Request{Mode: "support", Tools: []llm.Tool{{Name: tooling.ToolSearch}, {Name: tooling.ToolEntity}}, Messages: []llm.Message{
+	question := "How do I export our invoices to CSV for the accountant?"
+	reading := &tooling.Reading{Question: question, Search: question, HowTo: true,
+		Scope: tooling.Scope{InScope: true, Language: "en", Workspace: true}}
+	req := llm.Request{Mode: "support", Reading: reading, Tools: []llm.Tool{{Name: tooling.ToolSearch}, {Name: tooling.ToolEntity}}, Messages: []llm.Message{
 		{Role: llm.RoleUser, Content: "How do I export our invoices to CSV for the accountant?"},
 		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: tooling.ToolSearch}}},
 		{Role: llm.RoleTool, Name: tooling.ToolSearch, ToolCallID: "call_1", Content: search},

@@ -55,6 +55,7 @@ type diagnoseResult struct {
 type diagnoseMatch struct {
 	ArchetypeID string  `json:"archetype_id"`
 	Name        string  `json:"name"`
+	Description string  `json:"description"`
 	Probability float64 `json:"probability"`
 }
 

@@ -57,11 +57,13 @@ export interface RagHit {
 
 /** The verdict on a whole text: chat answers carry it and verify returns it. */
 export interface Confidence {
-  /** verifiedClaims / totalClaims. */
+  /** verifiedClaims / totalClaims; for a chat answer, the lower of that and relevance. */
   score: number;
   level: "high" | "medium" | "low" | "none";
   totalClaims: number;
   verifiedClaims: number;
+  /** Chat answers only: how much of what was asked the verified claims address, 0 to 1. */
+  relevance?: number;
   verdicts: Verdict[];
 }
 
@@ -133,6 +135,10 @@ export interface EntityCard {
   tags: string[];
   archetypes: string[];
   key_ideas: string[];
+  /** Situations the entity fits, in the words of someone in them. */
+  when_to_use: string[];
+  /** Common mistakes when applying it. */
+  pitfalls: string[];
   related: string[];
 }
 

@@ -1,0 +1,192 @@
+package chat
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
+)
+
+// Reading is the turn's one reading of the question (internal/tooling).
+type Reading = tooling.Reading
+
+// Read reads a question once for the whole turn: its scope (with the
+// subjects never advised on and attempts to change the instructions),
+// what it asks about (weighted key terms), the persona's situation it
+// shows, what the conversation says was already tried, and the text the
+// tools should search. The word lists and patterns are scope.yaml's; the
+// situations and their cues are the persona's.
+//
+// industry, when not nil, tells the stems that name an industry ("truck",
+// "clinic"): they place the question but are not what it asks, so they
+// weigh less among its key terms.
+func Read(message string, history []HistoryItem, p Persona, industry func(stem string) bool) Reading {
+	lex := loadLexicon()
+	var earlier []string
+	for _, h := range history {
+		if h.Role == "user" {
+			earlier = append(earlier, h.Content)
+		}
+	}
+	r := Reading{Question: message, FollowUp: len(history) > 0}
+
+	// An attempt to change the instructions is left out of what is read.
+	text := message
+	if kept, dropped := withoutInjection(message, lex); dropped {
+		r.Scope.Injection = true
+		text = kept
+	}
+	r.Scope = mergeScope(AssessScope(text, earlier), r.Scope)
+	if strings.TrimSpace(text) == "" {
+		r.Scope.InScope = false
+	}
+	if id, note := careTopicOf(message, lex); id != "" {
+		r.Scope.Care, r.Scope.CareNote, r.Scope.InScope = id, note, false
+	}
+
+	// What was tried is not what to answer: its clause leaves the search.
+	search, tried := withoutTried(text, lex, len(earlier) > 0)
+	if tried != "" && len(earlier) > 0 {
+		r.Tried = true
+		r.TriedTerms = textproc.Terms(tried)
+	}
+	if !textproc.IsEnglish(search) {
+		if words := textproc.TranslateBusinessWords(search); len(words) > 0 {
+			search = strings.Join(words, " ")
+		}
+	}
+	if len(earlier) > 0 && (len(textproc.Terms(search)) < 8 || r.Tried) {
+		search = earlier[len(earlier)-1] + " " + search
+	}
+	r.Search = strings.TrimSpace(search)
+
+	words := textproc.Words(r.Search)
+	if s := p.Recognise(words); s.ID != "" {
+		r.Situation, r.SituationTerms = s.ID, s.Terms
+	}
+	r.HowTo = lex.howTo.find(message, foldCase(message)) != ""
+	r.KeyTerms = keyTerms(r.Search, r.Scope.Business, r.TriedTerms, lex, industry)
+	if lex.source.find(message, foldCase(message)) != "" {
+		r.Names = sourceNames(message)
+	}
+	return r
+}
+
+// mergeScope keeps the flags set before the scope rule ran.
+func mergeScope(s, before tooling.Scope) tooling.Scope {
+	s.Injection = s.Injection || before.Injection
+	return s
+}
+
+// withoutInjection drops the sentences of text that try to change the
+// instructions, and reports whether there were any.
+func withoutInjection(text string, lex *lexicon) (string, bool) {
+	var kept []string
+	dropped := false
+	for _, s := range textproc.Sentences(text) {
+		folded := foldCase(s)
+		if slices.ContainsFunc(lex.injection, func(sh shape) bool { return sh.find(s, folded) != "" }) {
+			dropped = true
+			continue
+		}
+		kept = append(kept, s)
+	}
+	return strings.Join(kept, " "), dropped
+}
+
+// careTopicOf returns the first subject never advised on that the text
+// shows, with its note.
+func careTopicOf(text string, lex *lexicon) (id, note string) {
+	folded := foldCase(text)
+	for _, c := range lex.care {
+		for _, sh := range c.shapes {
+			if sh.find(text, folded) != "" {
+				return c.id, c.note
+			}
+		}
+	}
+	return "", ""
+}
+
+// withoutTried returns text without the clauses that say what was already
+// tried, and those clauses. In a conversation's first message only a
+// clause that says "tried" or "already" counts: "we hired two packers" is
+// then part of the situation, not an attempt to leave aside.
+func withoutTried(text string, lex *lexicon, followUp bool) (rest, tried string) {
+	var keep, gone []string
+	for _, clause := range clauses(text) {
+		words := textproc.Words(clause)
+		stems := make([]string, len(words))
+		for i, w := range words {
+			stems[i] = textproc.Stem(w)
+		}
+		explicit := slices.Contains(words, "tried") || slices.Contains(words, "already")
+		if (followUp || explicit) && len(lex.tried.matches(words, stems)) > 0 {
+			gone = append(gone, clause)
+			continue
+		}
+		keep = append(keep, clause)
+	}
+	return strings.Join(keep, " "), strings.Join(gone, " ")
+}
+
+// clauses splits text at sentence ends, semicolons and commas.
+func clauses(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune(".!?;,\n", r) })
+}
+
+// keyTerms are the stems of what the text asks about: its content words,
+// less the vague ones, numbers and what was tried, each once; a word that
+// names something of a business weighs 1, another 0.5.
+func keyTerms(text string, business []string, tried []string, lex *lexicon, industry func(string) bool) []tooling.KeyTerm {
+	strong := map[string]bool{}
+	for _, w := range business {
+		for _, t := range textproc.Terms(w) {
+			strong[t] = true
+		}
+	}
+	var out []tooling.KeyTerm
+	seen := map[string]bool{}
+	for _, w := range textproc.Words(text) {
+		if textproc.IsStopWord(w) || len(w) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 {
+			continue
+		}
+		st := textproc.Stem(w)
+		if seen[st] || lex.vague[st] || slices.Contains(tried, st) {
+			continue
+		}
+		seen[st] = true
+		weight := 0.5
+		switch {
+		case industry != nil && industry(st):
+			weight = 0.25
+		case strong[st]:
+			weight = 1
+		}
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight})
+	}
+	return out
+}
+
+// sourceNames are the names a message gives to a source it asks to have
+// confirmed: its capitalised words that do not open a sentence, as
+// written ("Hargrove-Lindqvist", "Ladder").
+func sourceNames(message string) []string {
+	var out []string
+	for _, sentence := range textproc.Sentences(message) {
+		fields := strings.Fields(sentence)
+		for i, f := range fields {
+			w := strings.Trim(f, "'\"()[],.;:!?’‘“”")
+			if i == 0 || w == "" || w == "I" {
+				continue
+			}
+			r := []rune(w)
+			if unicode.IsUpper(r[0]) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package chat
+
+import (
+	"math"
+
+	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/verify"
+)
+
+// withRelevance adds the answer-level relevance to a confidence verdict
+// and lowers the score and level by it: a well-supported answer to a
+// question its evidence does not address is not `high` (D7).
+//
+// The relevance is the weighted share of the question's key terms (the
+// reading's: a business word weighs 1, an ordinary one 0.5) that the
+// answer's verified claims contain, scaled so that addressing
+// fullRelevanceAt of them counts as fully relevant. The score becomes the
+// lower of support (verified claims over claims) and relevance, and the
+// level follows the score. An answer to a message that also tried to change
+// the instructions, or to a question in another language (understood
+// only in part), is `low` at most.
+func withRelevance(c verify.Confidence, r Reading) verify.Confidence {
+	if c.TotalClaims == 0 || !r.Scope.InScope {
+		return c
+	}
+	addressed := map[string]bool{}
+	for _, v := range c.Verdicts {
+		if v.Status == verify.Verified {
+			for _, t := range textproc.Terms(v.Claim) {
+				addressed[t] = true
+			}
+		}
+	}
+	share, _ := r.Addressed(func(stem string) bool { return addressed[stem] })
+	relevance := math.Min(1, share/fullRelevanceAt)
+	if c.VerifiedClaims > 0 {
+		// The answer says something true of the knowledge, however far
+		// from the question: low, not none (none is for no checkable claim).
+		relevance = math.Max(relevance, minRelevance)
+	}
+	relevance = math.Round(relevance*1000) / 1000
+	c.Relevance = &relevance
+	c.Score = math.Min(c.Score, relevance)
+	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") {
+		c.Score = math.Min(c.Score, lowCap)
+	}
+	c.Level = verify.Level(c.Score, c.TotalClaims)
+	return c
+}
+
+// fullRelevanceAt is the share of the question's weighted key terms an
+// answer must address to count as fully relevant; lowCap the highest
+// score of an answer that is `low` at most.
+const (
+	minRelevance    = 0.05
+	fullRelevanceAt = 0.6
+	lowCap          = 0.49
+)

@@ -1,0 +1,437 @@
+package builtin
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/constraintlab/assistant/internal/persona"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+// compose writes the answer: a decline out of scope; otherwise the
+// persona's sections, each filled as its record says from the sentences of
+// the entities read (cited) and the persona's questions, with a section
+// that has nothing to hold left out. When what the answer can cite does
+// not address what was asked, it says so, offers the nearest knowledge as
+// the nearest, and asks what would settle it.
+func (t turn) compose() string {
+	switch {
+	case !t.inScope():
+		return t.decline()
+	case t.productQuestionWithoutDocs():
+		return t.declineProduct()
+	case t.persona.ProductDocs && t.reading.HowTo && t.importedLeads():
+		return t.howTo(t.entities[0])
+	case len(t.entities) == 0:
+		return t.nearest(nil)
+	}
+	p := t.newPicker()
+	var sections []string
+	for _, s := range t.persona.Sections {
+		if body := t.fill(s, p); body != "" {
+			sections = append(sections, "## "+t.heading(s)+"\n"+body)
+		}
+	}
+	relevance, missing := t.reading.Addressed(p.addresses)
+	if len(p.chosen) < 2 || relevance < nearestBelow || !t.namesFound() {
+		return t.nearest(p)
+	}
+	var b strings.Builder
+	t.preface(&b)
+	if relevance < sureFrom && len(missing) > 0 {
+		// Partly addressed: say plainly what the knowledge does not
+		// cover before what it does.
+		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(missing[:min(3, len(missing))]))
+	}
+	b.WriteString(strings.Join(sections, "\n\n"))
+	if relevance < sureFrom {
+		t.settle(&b, 1)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// The answer-level relevance bands of the builtin's own composition (the
+// share of the question's weighted key terms that the cited sentences
+// address): below nearestBelow it offers only the nearest knowledge; below
+// sureFrom it ends with the question that would sharpen it.
+const (
+	nearestBelow = 0.12
+	sureFrom     = 0.5
+)
+
+// namesFound reports whether the knowledge read holds the source the
+// message asked to have confirmed: one of its names in an entity's title
+// or text (true when it named none).
+func (t turn) namesFound() bool {
+	if len(t.reading.Names) == 0 {
+		return true
+	}
+	for _, e := range t.entities {
+		text := strings.ToLower(e.Title + " " + e.Summary)
+		for _, n := range t.reading.Names {
+			if len(n) > 3 && strings.Contains(text, strings.ToLower(n)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addresses reports whether a sentence the answer cites contains the stem.
+func (p *picker) addresses(stem string) bool {
+	for _, s := range p.chosen {
+		if slices.Contains(s.terms, stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// preface says, before the sections, what the answer leaves aside: an
+// instruction it will not follow, a source it cannot find, a language it
+// does not answer in, what was already tried. Each ends with a colon: it
+// introduces the answer, it asserts nothing of the knowledge.
+func (t turn) preface(b *strings.Builder) {
+	r := t.reading
+	if r.Scope.Injection {
+		b.WriteString("I will not reveal or change my instructions or configuration; on the business question itself:\n\n")
+	}
+	for _, tok := range r.Unknown {
+		fmt.Fprintf(b, "`%s` is not in the knowledge base, so I cannot confirm what it says; here is what the knowledge base does hold:\n\n", tok)
+	}
+	if lang := r.Scope.Language; lang != "en" && lang != "" {
+		b.WriteString("I answer in English")
+		if len(r.Scope.Understood) > 0 {
+			fmt.Fprintf(b, ", and I read your message as being about %s", strings.Join(r.Scope.Understood, ", "))
+		}
+		b.WriteString(":\n\n")
+	}
+	if r.Tried {
+		b.WriteString("Leaving aside what you have already tried, here is what comes next:\n\n")
+	}
+}
+
+// heading is the section's heading, with the diagnosed constraint where
+// the persona's record asks for it: named when the diagnosis is clear, as
+// a question between the two likeliest when it is not.
+func (t turn) heading(s persona.Section) string {
+	d := t.diagnosis
+	if !s.NamesDiagnosis || d == nil {
+		return s.Heading
+	}
+	if t.diagnosisLeads() {
+		return s.Heading + ": " + strings.ToLower(d.Matches[0].Name)
+	}
+	if len(d.Matches) > 1 {
+		return fmt.Sprintf("%s: %s or %s?", s.Heading, strings.ToLower(d.Matches[0].Name), strings.ToLower(d.Matches[1].Name))
+	}
+	return s.Heading
+}
+
+// fill makes a section's lines from its fills, in order, up to its count.
+func (t turn) fill(s persona.Section, p *picker) string {
+	var lines []string
+	if s.NamesDiagnosis && t.diagnosis != nil && !t.diagnosisLeads() && len(t.diagnosis.Matches) > 1 {
+		lines = append(lines, t.tellApart())
+	}
+	for _, f := range s.Fill {
+		if len(lines) >= s.Count {
+			break
+		}
+		lines = append(lines, t.fillLines(f, s.Count-len(lines), p)...)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if s.Numbered {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, l)
+		} else {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// tellApart is the question that tells the two likeliest constraints
+// apart, in the catalog's words for each.
+func (t turn) tellApart() string {
+	m := t.diagnosis.Matches
+	describe := func(i int) string {
+		d := strings.TrimRight(m[i].Description, ". ")
+		if d == "" {
+			return strings.ToLower(m[i].Name)
+		}
+		return lowerFirst(d)
+	}
+	return fmt.Sprintf("Which is closer to what you see: %s, or %s?", describe(0), describe(1))
+}
+
+// fillLines makes up to n lines of one kind.
+func (t turn) fillLines(kind string, n int, p *picker) []string {
+	var out []string
+	citeAll := func(list []sentence) {
+		for _, s := range list {
+			out = append(out, cite(s))
+		}
+	}
+	switch kind {
+	case "situation":
+		citeAll(p.pick(t.frameworks(), n, pickRule{least: 1.5}, "when"))
+	case "ideas":
+		citeAll(p.best(t.frameworks(), n, true, "idea", "summary"))
+	case "steps":
+		citeAll(p.pick(t.frameworks(), n, pickRule{least: minOverlap, actions: true}, "idea"))
+	case "pitfalls":
+		citeAll(p.best(t.frameworks(), n, false, "pitfall"))
+	case "evidence":
+		citeAll(p.best(t.supporting(), min(n, 1), false, "idea", "summary", "when"))
+	case "metrics":
+		for _, m := range t.metrics() {
+			if len(out) < n && p.fresh(m) {
+				out = append(out, upperFirst(m))
+			}
+		}
+	case "questions", "checks":
+		for _, q := range t.situationQuestions() {
+			if len(out) < n && p.fresh(q) {
+				if kind == "questions" {
+					q = "\"" + q + "\""
+				}
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// situationQuestions are the questions of the persona's situation the
+// question shows, or of its default situation.
+func (t turn) situationQuestions() []string {
+	id := t.reading.Situation
+	if s := t.persona.Situation(id); len(s.Questions) > 0 {
+		return s.Questions
+	}
+	return t.persona.Situation(t.persona.DefaultSituation).Questions
+}
+
+// metrics are the numbers to watch: the diagnosis's (the vertical's own
+// first) when the diagnosis applies to the answer, that is when it leads
+// or its likeliest constraint is one the knowledge read serves.
+func (t turn) metrics() []string {
+	d := t.diagnosis
+	if d == nil || len(d.Applications) == 0 {
+		return nil
+	}
+	applies := t.diagnosisLeads()
+	for _, e := range t.entities {
+		applies = applies || slices.Contains(e.Archetypes, d.Matches[0].ArchetypeID)
+	}
+	if !applies {
+		return nil
+	}
+	return slices.Concat(d.Metrics, d.Applications[0].Metrics)
+}
+
+// settle ends the answer with up to n of the persona's questions that
+// would settle or sharpen it, those not asked before.
+func (t turn) settle(b *strings.Builder, n int) {
+	var qs []string
+	for _, q := range t.persona.Settle {
+		if len(qs) < n && !slices.ContainsFunc(t.previous, func(prev string) bool { return strings.Contains(prev, q) }) {
+			qs = append(qs, q)
+		}
+	}
+	if len(qs) == 0 {
+		return
+	}
+	b.WriteString("\n\n## What would sharpen this\n")
+	for _, q := range qs {
+		fmt.Fprintf(b, "- %s\n", q)
+	}
+}
+
+// nearest is the answer when what the knowledge base holds does not
+// address the question: it says so, names what it found nothing on,
+// offers the nearest sentence it has as the nearest, and asks what would
+// settle it.
+func (t turn) nearest(p *picker) string {
+	var b strings.Builder
+	t.preface(&b)
+	b.WriteString("## What the knowledge base covers\n")
+	_, missing := t.reading.Addressed(func(string) bool { return false })
+	if p != nil {
+		_, missing = t.reading.Addressed(p.addresses)
+	}
+	if !t.namesFound() {
+		missing = t.reading.Names
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "It holds nothing that speaks to %s", quoteList(missing[:min(3, len(missing))]))
+	} else {
+		b.WriteString("It holds nothing that speaks to this question closely enough to ground an answer")
+	}
+	var best []sentence
+	if len(t.entities) > 0 {
+		if p == nil {
+			p = t.newPicker()
+		}
+		ptrs := t.frameworks()
+		best = p.best(ptrs, 1, true, "idea", "summary", "when")
+	}
+	if len(best) > 0 {
+		fmt.Fprintf(&b, "; the nearest it has, from %s:\n- %s\n", best[0].entity.Title, cite(best[0]))
+	} else {
+		b.WriteString(":\n")
+	}
+	b.WriteString("\n## What would settle it\n")
+	for _, q := range t.persona.Settle[:min(2, len(t.persona.Settle))] {
+		fmt.Fprintf(&b, "- %s\n", q)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// decline answers a question outside the knowledge base's scope: the
+// subject's note when it has one (to get medical help, for health), then
+// what the persona helps with, in its voice, citing nothing.
+func (t turn) decline() string {
+	var b strings.Builder
+	s := t.reading.Scope
+	if s.Injection {
+		b.WriteString("I will not reveal or change my instructions or configuration, or take on another role. ")
+	}
+	switch {
+	case s.Care != "":
+		fmt.Fprintf(&b, "%s is outside what I can advise on, so I will not guess at it. ", careSubject[s.Care])
+		if s.CareNote != "" {
+			b.WriteString(s.CareNote + " ")
+		}
+	case s.Language != "en" && s.Language != "":
+		b.WriteString("I answer in English, and I could not find a business question in your message that I can help with. ")
+	default:
+		b.WriteString("That is outside what I can help with, so I will not guess at it. ")
+	}
+	b.WriteString(t.persona.Help)
+	return b.String()
+}
+
+// careSubject names each subject never advised on, to open its decline.
+var careSubject = map[string]string{
+	"health":           "A person's health",
+	"law":              "A legal question",
+	"tax":              "Tax treatment",
+	"personal-finance": "Personal finance",
+	"job-application":  "A job application",
+	"code":             "Writing or fixing code",
+}
+
+// productQuestionWithoutDocs reports whether the question asks how to use
+// the product while the knowledge base holds none of the product's own
+// documentation that matches it: then the answer says so instead of
+// bending a management framework to it.
+func (t turn) productQuestionWithoutDocs() bool {
+	return t.persona.ProductDocs && t.reading.HowTo && len(t.searches) > 0 && !t.importedLeads()
+}
+
+// declineProduct answers a how-to question about the user's own product
+// when the knowledge base holds none of its documentation.
+func (t turn) declineProduct() string {
+	return "I do not have your product's documentation, so I cannot tell you how to do that without guessing. " +
+		"Import its help articles with `assistant kb import` (Markdown, JSON lines or BibTeX) and I will answer from them, citing the article. " +
+		t.persona.Help
+}
+
+// importedLeads reports whether the workspace's own knowledge tops the
+// search.
+func (t turn) importedLeads() bool {
+	return len(t.searches) > 0 && len(t.searches[0].Hits) > 0 && t.searches[0].Hits[0].Imported
+}
+
+// howTo answers a question about using the product from the workspace's
+// own article, in the article's order: a how-to is followed step by step.
+func (t turn) howTo(article entityResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## What is going on\nYour workspace's article \"%s\" covers this; its steps:\n\n", article.Title)
+	steps := article.KeyIdeas
+	summary := textproc.Sentences(article.Summary)
+	if len(summary) > 1 {
+		summary = summary[1:] // the first sentence says what the article is about
+	}
+	if len(steps) == 0 {
+		steps, summary = summary, nil
+	}
+	b.WriteString("## Fix it step by step\n")
+	for i, s := range steps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, citeText(article.Token, s))
+	}
+	if rest := slices.Concat(article.Pitfalls, summary); len(rest) > 0 {
+		b.WriteString("\n## If that does not work\n")
+		for _, s := range rest {
+			fmt.Fprintf(&b, "- %s\n", citeText(article.Token, s))
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// frameworks are the frameworks read (all entities read when there is no
+// framework among them); supporting the papers and essays.
+func (t turn) frameworks() []*entityResult {
+	var out, all []*entityResult
+	for i := range t.entities {
+		all = append(all, &t.entities[i])
+		if strings.HasPrefix(t.entities[i].Token, "framework:") {
+			out = append(out, &t.entities[i])
+		}
+	}
+	if len(out) == 0 {
+		return all
+	}
+	return out
+}
+
+func (t turn) supporting() []*entityResult {
+	var out []*entityResult
+	for i := range t.entities {
+		if !strings.HasPrefix(t.entities[i].Token, "framework:") {
+			out = append(out, &t.entities[i])
+		}
+	}
+	return out
+}
+
+func quoteList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "\"" + w + "\""
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// upperFirst capitalises the first letter of s.
+func upperFirst(s string) string {
+	r, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[size:]
+}
+
+// lowerFirst lowercases the first letter of s unless its first word is an
+// acronym or "I".
+func lowerFirst(s string) string {
+	first, _, _ := strings.Cut(s, " ")
+	if first == "" || first == "I" {
+		return s
+	}
+	r, size := utf8.DecodeRuneInString(first)
+	if rest := first[size:]; rest != "" {
+		if r2, _ := utf8.DecodeRuneInString(rest); unicode.IsUpper(r2) || unicode.IsDigit(r2) {
+			return s
+		}
+	}
+	return string(unicode.ToLower(r)) + s[size:]
+}

@@ -1,0 +1,238 @@
+package builtin
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/constraintlab/assistant/internal/persona"
+	"github.com/constraintlab/assistant/internal/textproc"
+)
+
+var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
+
+// sentence is one citable sentence of an entity: every kind is shown on
+// the entity's card (/resolve), so a reader can check it on hover.
+type sentence struct {
+	entity *entityResult
+	text   string
+	*analysis
+	kind   string // idea, when, summary, pitfall
+	score  float64
+	strong bool // shares at least minOverlap with the question
+}
+
+// analysis is what the picker compares of a text.
+type analysis struct {
+	key   string   // its words without citation tokens: how it is matched with what was already said
+	words int      // its number of words
+	terms []string // its distinct stems, in order of first use
+}
+
+// analyses remembers analyse's results: every turn analyses again the
+// sentences of the entities it reads and the conversation's earlier
+// answers.
+var analyses = texts[*analysis](20_000, 4096)
+
+// analyse returns the analysis of text, remembered; it is shared, so it
+// must not be modified.
+func analyse(text string) *analysis {
+	return analyses.Get(text, func(text string) *analysis {
+		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
+		for _, term := range textproc.Terms(text) {
+			if !slices.Contains(a.terms, term) {
+				a.terms = append(a.terms, term)
+			}
+		}
+		return a
+	})
+}
+
+func normaliseText(s string) string {
+	if strings.Contains(s, "[") { // every citation token starts with one
+		s = tokenPattern.ReplaceAllString(s, "")
+	}
+	return strings.Join(textproc.Words(s), " ")
+}
+
+// sentences lists an entity's citable sentences: key ideas, the situations
+// it is for, the sentences of its summary (not the first, which names the
+// work), and its pitfalls.
+func sentences(e *entityResult) []sentence {
+	var out []sentence
+	add := func(kind string, list []string) {
+		for _, s := range list {
+			s = strings.TrimSpace(s)
+			if a := analyse(s); a.words >= 5 {
+				out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind})
+			}
+		}
+	}
+	add("idea", e.KeyIdeas)
+	add("when", e.WhenToUse)
+	summary := textproc.Sentences(e.Summary)
+	if len(summary) > 1 && (len(e.KeyIdeas) > 0 || len(e.WhenToUse) > 0) {
+		summary = summary[1:]
+	}
+	add("summary", summary)
+	add("pitfall", e.Pitfalls)
+	return out
+}
+
+// picker chooses the sentences that best answer the question, each used
+// once per answer and none said earlier in the conversation.
+type picker struct {
+	// terms weighs the question's stems: its key terms as the reading
+	// weighs them, the persona's situation's words less.
+	terms map[string]float64
+	// used holds the normalised lines already said, earlier in the
+	// conversation or in this answer.
+	used map[string]bool
+	// avoid holds stems of what was already tried: a sentence that is
+	// mostly about it is not offered again.
+	avoid map[string]bool
+	// cited counts the sentences taken from each entity so far.
+	cited map[string]int
+	// chosen are the sentences this answer cites, in order.
+	chosen []sentence
+	// analysed keeps each entity's sentences, so the sections of one
+	// answer list an entity once.
+	analysed map[string][]sentence
+}
+
+func (t turn) newPicker() *picker {
+	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{},
+		analysed: map[string][]sentence{}}
+	for _, term := range textproc.Terms(t.reading.SituationTerms) {
+		p.terms[term] = 0.4
+	}
+	for _, k := range t.reading.KeyTerms {
+		p.terms[k.Stem] = max(p.terms[k.Stem], k.Weight)
+	}
+	for _, term := range t.reading.TriedTerms {
+		p.avoid[term] = true
+		delete(p.terms, term)
+	}
+	for _, prev := range t.previous {
+		for _, line := range strings.Split(prev, "\n") {
+			p.used[analyse(line).key] = true
+			for _, s := range textproc.Sentences(line) {
+				p.used[analyse(s).key] = true
+			}
+		}
+	}
+	return p
+}
+
+func (p *picker) sentencesOf(e *entityResult) []sentence {
+	if list, ok := p.analysed[e.Token]; ok {
+		return list
+	}
+	list := sentences(e)
+	p.analysed[e.Token] = list
+	return list
+}
+
+// best returns up to n sentences of the given kinds from the entities,
+// best match to the question first, and marks them used. Only a sentence
+// that shares enough with the question is offered, except from the first
+// entity when loose is set.
+func (p *picker) best(entities []*entityResult, n int, loose bool, kinds ...string) []sentence {
+	return p.pick(entities, n, pickRule{loose: loose, least: minOverlap}, kinds...)
+}
+
+// pickRule says which sentences a section may take: loose lets the first
+// entity speak even where it shares little with the question; least is
+// the overlap a sentence needs otherwise; actions prefers sentences that
+// say what to do.
+type pickRule struct {
+	loose   bool
+	least   float64
+	actions bool
+}
+
+func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
+	var cands []sentence
+	for i, e := range entities {
+		for _, s := range p.sentencesOf(e) {
+			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
+				continue
+			}
+			overlap, avoided := 0.0, 0
+			for _, term := range s.terms {
+				overlap += p.terms[term]
+				if p.avoid[term] {
+					avoided++
+				}
+			}
+			if avoided >= 2 {
+				continue // about what was tried
+			}
+			s.score = overlap / (1 + 0.05*float64(len(s.terms)))
+			if rule.actions && persona.IsAction(s.text) {
+				s.score += 1
+			}
+			s.strong = overlap >= rule.least
+			if !s.strong && !(rule.loose && i == 0) {
+				continue
+			}
+			cands = append(cands, s)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b sentence) int {
+		switch {
+		case a.strong != b.strong && a.strong:
+			return -1
+		case a.strong != b.strong:
+			return 1
+		}
+		return cmp.Compare(b.score, a.score)
+	})
+	var out []sentence
+	// Spread the answer over the knowledge read: an entity already cited
+	// twice gives way to one cited less, when there is one.
+	for pass := 0; pass < 2 && len(out) < n; pass++ {
+		for _, c := range cands {
+			if len(out) == n {
+				break
+			}
+			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
+				continue
+			}
+			p.cited[c.entity.Token]++
+			p.used[c.key] = true
+			p.chosen = append(p.chosen, c)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fresh reports whether a line the persona asks has not been said in the
+// conversation yet, marking it said.
+func (p *picker) fresh(line string) bool {
+	key := analyse(line).key
+	if p.used[key] {
+		return false
+	}
+	p.used[key] = true
+	return true
+}
+
+// minOverlap is the least weight of the question's terms a sentence must
+// share to be offered: one business word, or two ordinary ones.
+const minOverlap = 1.0
+
+// cite renders a sentence of an entity with its citation: "text [tok]."
+func cite(s sentence) string { return citeText(s.entity.Token, s.text) }
+
+func citeText(token, text string) string {
+	text = strings.TrimSpace(text)
+	end := "."
+	if n := len(text); n > 0 && strings.ContainsAny(text[n-1:], ".!?") {
+		end = text[n-1:]
+		text = text[:n-1]
+	}
+	return text + " [" + token + "]" + end
+}
