@@ -70,25 +70,28 @@ func runBlindSet(ctx context.Context, e env, cfg *config.Config, file string, op
 	if err != nil {
 		return err
 	}
-	var out io.Writer = io.Discard
-	if opts.answersOut != "" {
-		f, err := os.Create(opts.answersOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	records, err := runRows(ctx, svc, rows, out)
+	records, err := runRowsTo(ctx, svc, rows, opts.answersOut)
 	if err != nil {
 		return err
 	}
-	if c, ok := out.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			return fmt.Errorf("writing %s: %w", opts.answersOut, err)
-		}
-	}
 	return measure(ctx, e, db, file, records, opts)
+}
+
+// runRowsTo runs the rows, writing the answers to the file at path as
+// they come (nowhere when path is empty).
+func runRowsTo(ctx context.Context, svc *chat.Service, rows []answereval.Row, path string) ([]answerRecord, error) {
+	if path == "" {
+		return runRows(ctx, svc, rows, io.Discard)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	records, err := runRows(ctx, svc, rows, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing %s: %w", path, cerr)
+	}
+	return records, err
 }
 
 // readBlindSet reads and checks a blind set file, modes included.
@@ -117,13 +120,13 @@ func readBlindSet(file string) ([]answereval.Row, error) {
 func runRows(ctx context.Context, svc *chat.Service, rows []answereval.Row, out io.Writer) ([]answerRecord, error) {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	byID := map[string]*answerRecord{}
+	byID := map[string]int{} // id -> position in records
 	records := make([]answerRecord, 0, len(rows))
 	for _, row := range rows {
 		rec := answerRecord{Row: row, Request: chatRequestRecord{Message: row.Message, Mode: row.Mode, Vertical: row.Vertical}}
 		var earlier *answerRecord
 		if row.Kind == answereval.KindFollowup {
-			earlier = byID[row.Follows]
+			earlier = &records[byID[row.Follows]]
 			rec.Request.History = append(slices.Clone(earlier.Request.History),
 				chat.HistoryItem{Role: llm.RoleUser, Content: earlier.Request.Message})
 			if earlier.Response != nil {
@@ -148,8 +151,8 @@ func runRows(ctx context.Context, svc *chat.Service, rows []answereval.Row, out 
 		if err := enc.Encode(rec); err != nil {
 			return nil, fmt.Errorf("writing the answers: %w", err)
 		}
+		byID[row.ID] = len(records)
 		records = append(records, rec)
-		byID[row.ID] = &records[len(records)-1]
 	}
 	return records, nil
 }

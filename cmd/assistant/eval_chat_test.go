@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,6 +15,7 @@ import (
 	"github.com/constraintlab/assistant/internal/answereval"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/llm"
 )
 
 // TestEvalChat: `eval chat` runs each row as a builtin chat turn, counts
@@ -213,5 +215,76 @@ func TestEvalChatBlindSetErrors(t *testing.T) {
 				t.Errorf("error %v, want %s", err, tc.code)
 			}
 		})
+	}
+}
+
+// failingProvider fails every turn whose message contains trigger and
+// passes the others to next.
+type failingProvider struct {
+	next    llm.Provider
+	trigger string
+}
+
+func (p failingProvider) Name() string { return "failing" }
+
+func (p failingProvider) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	for _, m := range req.Messages {
+		if m.Role == llm.RoleUser && strings.Contains(m.Content, p.trigger) {
+			return llm.Response{}, llm.ErrUnavailable
+		}
+	}
+	return p.next.Complete(ctx, req)
+}
+
+// TestEvalChatFailedTurns: a turn that fails is recorded with its error,
+// so is a followup of it, the run goes on, and the figures leave them out
+// and list them.
+func TestEvalChatFailedTurns(t *testing.T) {
+	ctx := context.Background()
+	e, out, _ := testEnv(t, nil)
+	cfg, err := parseConfig(e, commandFlags(e, "eval chat", ""), nil, chatSettings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openKnowledge(ctx, cfg, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, err := openDiagnoser(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := newChatService(cfg, db, d, e.now, newLogger(io.Discard, cfg.LogLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Provider = failingProvider{next: svc.Provider, trigger: "UNREACHABLE"}
+	rows := []answereval.Row{
+		{ID: "a", Kind: "in", Mode: "operator", Message: "UNREACHABLE: our bindery is the slowest step"},
+		{ID: "b", Kind: "followup", Mode: "operator", Follows: "a", Message: "We added a shift and jobs still wait"},
+		{ID: "c", Kind: "in", Mode: "operator", Message: "Our bindery is the slowest step and finished print jobs wait there for days"},
+	}
+	var raw bytes.Buffer
+	records, err := runRows(ctx, svc, rows, &raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != 3 || records[0].Error == "" || records[0].Response != nil ||
+		records[1].Error != "the turn it follows (a) failed" || records[2].Response == nil {
+		t.Fatalf("records %+v", records)
+	}
+	if again, err := readAnswers(&raw); err != nil || len(again) != 3 {
+		t.Fatalf("the answers file: %d records, %v", len(again), err)
+	}
+	if err := measure(ctx, e, db, "set", records, blindOptions{asJSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var rep blindReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Figures.N != 1 || len(rep.Failed) != 2 || rep.Failed[0].ID != "a" || rep.Failed[1].ID != "b" {
+		t.Errorf("n %d, failed %+v", rep.Figures.N, rep.Failed)
 	}
 }
