@@ -95,8 +95,8 @@ func TestEvalChatBlindSet(t *testing.T) {
 	if f.N != 4 || len(rep.Failed) != 0 || rep.Rated != nil {
 		t.Errorf("n %d, failed %v, rated %v", f.N, rep.Failed, rep.Rated)
 	}
-	if f.OutDeclined != (answereval.Ratio{N: 1, Of: 1, Share: 1}) || f.InDeclined.N != 0 || f.InDeclined.Of != 3 {
-		t.Errorf("declines: out %+v, in %+v", f.OutDeclined, f.InDeclined)
+	if f.OutDeclined != (answereval.Ratio{N: 1, Of: 1, Share: 1}) || f.InWronglyDeclined.N != 0 || f.InWronglyDeclined.Of != 3 {
+		t.Errorf("declines: out %+v, in %+v", f.OutDeclined, f.InWronglyDeclined)
 	}
 	if f.ByKind["followup"].N != 1 || f.ByKind["in"].N != 2 || f.ByKind["out"].Declined != 1 {
 		t.Errorf("by kind %+v", f.ByKind)

@@ -23,12 +23,12 @@ func printBlindReport(w io.Writer, rep blindReport, failures bool) {
 	p("set", "%s", rep.Set)
 	p("answers", "%d (failed turns: %d)", f.N, len(rep.Failed))
 	p("out of scope declined", "%s", ratioText(f.OutDeclined))
-	p("in scope wrongly declined", "%s", ratioText(f.InDeclined))
-	p("in scope at medium/high", "%s", ratioText(f.InConfident))
+	p("in scope wrongly declined", "%s", ratioText(f.InWronglyDeclined))
+	p("in scope at medium/high", "%s", ratioText(f.InMediumHigh))
 	var kinds []string
 	for _, k := range answereval.Kinds {
 		if c, ok := f.ByKind[k]; ok {
-			kinds = append(kinds, fmt.Sprintf("%s %d (declined %d, medium/high %d)", k, c.N, c.Declined, c.Confident))
+			kinds = append(kinds, fmt.Sprintf("%s %d (declined %d, medium/high %d)", k, c.N, c.Declined, c.MediumHigh))
 		}
 	}
 	p("by kind", "%s", strings.Join(kinds, "; "))
@@ -62,8 +62,8 @@ func printBlindReport(w io.Writer, rep blindReport, failures bool) {
 		p("scores", "1: %d, 2: %d, 3: %d, 4: %d, 5: %d", d["1"], d["2"], d["3"], d["4"], d["5"])
 		p("spearman(score, useful)", "%s (in scope)", optional(r.Spearman, "%.3f"))
 		p("precision of high", "%s rated 4 or 5", ratioText(r.HighPrecision))
-		p("medium/high rated 1-2", "%d (rated 1: %d)", r.PoorConfident, r.WorstConfident)
-		p("usefulness at medium/high", "%s", optional(r.MeanConfident, "%.2f"))
+		p("medium/high rated 1-2", "%d (rated 1: %d)", r.MediumHighRated1to2, r.MediumHighRated1)
+		p("usefulness at medium/high", "%s", optional(r.MeanMediumHigh, "%.2f"))
 		if len(r.Unrated) > 0 {
 			p("unrated", "%s", strings.Join(r.Unrated, ", "))
 		}

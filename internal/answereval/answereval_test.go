@@ -280,13 +280,13 @@ func TestMeasure(t *testing.T) {
 		}
 	}
 	check("out declined", f.OutDeclined, 1, 2)
-	check("in declined", f.InDeclined, 1, 3)
-	check("in confident", f.InConfident, 1, 3)
+	check("in declined", f.InWronglyDeclined, 1, 3)
+	check("in confident", f.InMediumHigh, 1, 3)
 	check("broken", f.Broken, 1, 6)
 	check("hover", f.Hover.Ratio, 1, 2)
 	check("repeated", f.Repeated.Ratio, 3, 5) // the decline, three times
 	check("repeated, declines left out", f.RepeatedAnswered.Ratio, 0, 2)
-	if f.ByKind["out"] != (answereval.KindCounts{N: 2, Declined: 1, Confident: 1}) || f.ByKind["inject"].Declined != 1 {
+	if f.ByKind["out"] != (answereval.KindCounts{N: 2, Declined: 1, MediumHigh: 1}) || f.ByKind["inject"].Declined != 1 {
 		t.Errorf("by kind %+v", f.ByKind)
 	}
 	if len(f.BrokenAnswers) != 1 || f.BrokenAnswers[0].Answer != "q3" {
@@ -379,18 +379,18 @@ func TestRate(t *testing.T) {
 	if got.HighPrecision.N != 1 || got.HighPrecision.Of != 3 { // a of a, b, e
 		t.Errorf("precision of high %+v, want 1 of 3", got.HighPrecision)
 	}
-	if got.PoorConfident != 2 || got.WorstConfident != 1 { // b (2), e (1)
-		t.Errorf("poor confident %d, worst %d; want 2, 1", got.PoorConfident, got.WorstConfident)
+	if got.MediumHighRated1to2 != 2 || got.MediumHighRated1 != 1 { // b (2), e (1)
+		t.Errorf("poor confident %d, worst %d; want 2, 1", got.MediumHighRated1to2, got.MediumHighRated1)
 	}
-	if got.MeanConfident == nil || *got.MeanConfident != 3 { // a, b, c, e: 5, 2, 4, 1
-		t.Errorf("mean confident %v, want 3", got.MeanConfident)
+	if got.MeanMediumHigh == nil || *got.MeanMediumHigh != 3 { // a, b, c, e: 5, 2, 4, 1
+		t.Errorf("mean confident %v, want 3", got.MeanMediumHigh)
 	}
 
 	if _, err := answereval.Rate(answers, []answereval.Rating{{ID: "zz", Score: 3}}); assistant.ErrorCode(err) != assistant.EInvalid {
 		t.Errorf("a rating of an unknown id: %v", err)
 	}
 	none, err := answereval.Rate(answers, nil)
-	if err != nil || none.MeanInScope != nil || none.Spearman != nil || none.MeanConfident != nil || len(none.Unrated) != len(answers) {
+	if err != nil || none.MeanInScope != nil || none.Spearman != nil || none.MeanMediumHigh != nil || len(none.Unrated) != len(answers) {
 		t.Errorf("no ratings: %+v, %v", none, err)
 	}
 }

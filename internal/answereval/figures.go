@@ -9,12 +9,12 @@ type Figures struct {
 	ByKind map[string]KindCounts `json:"by_kind"`
 	// OutDeclined is the out-of-scope answers that declined.
 	OutDeclined Ratio `json:"out_declined"`
-	// InDeclined is the in-scope answers (in and followup) that declined:
-	// wrong declines.
-	InDeclined Ratio `json:"in_declined"`
-	// InConfident is the in-scope answers at medium or high confidence.
-	InConfident Ratio            `json:"in_confident"`
-	Confidence  ConfidenceSpread `json:"confidence"`
+	// InWronglyDeclined is the in-scope answers (in and followup) that
+	// declined.
+	InWronglyDeclined Ratio `json:"in_wrongly_declined"`
+	// InMediumHigh is the in-scope answers at medium or high confidence.
+	InMediumHigh Ratio            `json:"in_medium_high"`
+	Confidence   ConfidenceSpread `json:"confidence"`
 	// Repeated is over all answers; RepeatedAnswered leaves the declines
 	// out (a decline is a fixed sentence by design).
 	Repeated         Repeats `json:"repeated"`
@@ -28,9 +28,9 @@ type Figures struct {
 
 // KindCounts are the counts of one kind of row.
 type KindCounts struct {
-	N         int `json:"n"`
-	Declined  int `json:"declined"`
-	Confident int `json:"confident"` // at medium or high
+	N          int `json:"n"`
+	Declined   int `json:"declined"`
+	MediumHigh int `json:"medium_high"`
 }
 
 // Measure takes the automatic figures of a set of answers; cards gives
@@ -38,7 +38,7 @@ type KindCounts struct {
 func Measure(answers []Answer, cards CardText) Figures {
 	f := Figures{N: len(answers), ByKind: map[string]KindCounts{}}
 	var answered []Answer
-	outDeclined, out, inDeclined, inConfident, in := 0, 0, 0, 0, 0
+	outDeclined, out, inDeclined, inMediumHigh, in := 0, 0, 0, 0, 0
 	for _, a := range answers {
 		declined := Declined(a)
 		k := f.ByKind[a.Kind]
@@ -49,7 +49,7 @@ func Measure(answers []Answer, cards CardText) Figures {
 			answered = append(answered, a)
 		}
 		if a.Confident() {
-			k.Confident++
+			k.MediumHigh++
 		}
 		f.ByKind[a.Kind] = k
 		switch {
@@ -64,11 +64,11 @@ func Measure(answers []Answer, cards CardText) Figures {
 				inDeclined++
 			}
 			if a.Confident() {
-				inConfident++
+				inMediumHigh++
 			}
 		}
 	}
-	f.OutDeclined, f.InDeclined, f.InConfident = ratio(outDeclined, out), ratio(inDeclined, in), ratio(inConfident, in)
+	f.OutDeclined, f.InWronglyDeclined, f.InMediumHigh = ratio(outDeclined, out), ratio(inDeclined, in), ratio(inMediumHigh, in)
 	f.Confidence = Confidence(answers)
 	f.Repeated = RepeatedSentences(answers)
 	f.RepeatedAnswered = RepeatedSentences(answered)

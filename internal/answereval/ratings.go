@@ -84,13 +84,13 @@ type Rated struct {
 	// HighPrecision is the answers at high confidence rated 4 or 5 (N) of
 	// all rated answers at high (Of).
 	HighPrecision Ratio `json:"high_precision"`
-	// MeanConfident is the mean usefulness of the answers at medium or
+	// MeanMediumHigh is the mean usefulness of the answers at medium or
 	// high.
-	MeanConfident *float64 `json:"mean_confident"`
-	// PoorConfident counts the answers rated 1 or 2 at medium or high, and
-	// WorstConfident those rated 1.
-	PoorConfident  int `json:"poor_confident"`
-	WorstConfident int `json:"worst_confident"`
+	MeanMediumHigh *float64 `json:"mean_medium_high"`
+	// MediumHighRated1to2 counts the answers at medium or high rated 1 or
+	// 2, and MediumHighRated1 those rated 1.
+	MediumHighRated1to2 int `json:"medium_high_rated_1_2"`
+	MediumHighRated1    int `json:"medium_high_rated_1"`
 }
 
 // Rate takes the rated figures of a set of answers. A rating of an id that
@@ -139,14 +139,14 @@ func Rate(answers []Answer, ratings []Rating) (Rated, error) {
 		if a.Confident() {
 			confident = append(confident, u)
 			if s <= 2 {
-				rt.PoorConfident++
+				rt.MediumHighRated1to2++
 			}
 			if s == 1 {
-				rt.WorstConfident++
+				rt.MediumHighRated1++
 			}
 		}
 	}
-	rt.MeanInScope, rt.MeanConfident = mean(inScope), mean(confident)
+	rt.MeanInScope, rt.MeanMediumHigh = mean(inScope), mean(confident)
 	for mode, us := range byMode {
 		rt.MeanByMode[mode] = *mean(us)
 	}
