@@ -95,7 +95,7 @@ func sentences(text string) []sentence {
 	var out []sentence
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+		if line == "" || heading.MatchString(line) {
 			continue
 		}
 		line = listMarker.ReplaceAllString(line, "")
