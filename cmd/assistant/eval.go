@@ -24,7 +24,7 @@ func evalSubcommands() []command {
 		{"retrieval", "score retrieval on a TSV of query<TAB>expected_any: hit@1, hit@5, MRR@10", evalRetrieval},
 		{"archetypes", "score free-text archetype matching on a TSV of vertical<TAB>archetype<TAB>free_text: top1, top3", evalArchetypes},
 		{"verify", "score claim verification on a WiCE or in-domain JSONL file", evalVerify},
-		{"chat", "score the chat's scope rule on a TSV of in|out<TAB>mode<TAB>question: declined_out, answered_in", evalChat},
+		{"chat", "run a blind set of chat turns and measure the answers (docs/evaluation.md), or the older in|out scope check", evalChat},
 	}
 }
 
