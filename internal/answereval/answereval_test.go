@@ -420,7 +420,6 @@ func TestReadSet(t *testing.T) {
 		"unknown kind":              row("q1", "maybe", "operator", "", "", "hello", ""),
 		"empty id":                  row("", "in", "operator", "", "", "hello", ""),
 		"empty message":             row("q1", "in", "operator", "", "", "", ""),
-		"empty mode":                row("q1", "in", "", "", "", "hello", ""),
 		"unknown vertical":          row("q1", "in", "operator", "shipyards", "", "hello", ""),
 		"too few fields":            row("q1", "in", "operator", "hello"),
 		"followup of nothing":       row("q1", "followup", "operator", "", "q0", "hello", ""),

@@ -89,6 +89,9 @@ func parseRow(text string, earlier map[string]bool) (Row, error) {
 		f[i] = strings.TrimSpace(f[i])
 	}
 	row := Row{ID: f[0], Kind: f[1], Mode: f[2], Vertical: f[3], Follows: f[4], Message: f[5], Note: f[6]}
+	if row.Mode == "" {
+		row.Mode = DefaultMode // as the API does for a request without mode
+	}
 	switch {
 	case row.ID == "":
 		return row, assistant.Errorf(assistant.EInvalid, "the id is empty")
@@ -96,8 +99,6 @@ func parseRow(text string, earlier map[string]bool) (Row, error) {
 		return row, assistant.Errorf(assistant.EInvalid, "id %q is used twice", row.ID)
 	case !slices.Contains(Kinds, row.Kind):
 		return row, assistant.Errorf(assistant.EInvalid, "kind %q: want one of %s", row.Kind, strings.Join(Kinds, ", "))
-	case row.Mode == "":
-		return row, assistant.Errorf(assistant.EInvalid, "the mode is empty")
 	case row.Message == "":
 		return row, assistant.Errorf(assistant.EInvalid, "the message is empty")
 	case row.Kind == KindFollowup && !earlier[row.Follows]:
@@ -112,3 +113,6 @@ func parseRow(text string, earlier map[string]bool) (Row, error) {
 	}
 	return row, nil
 }
+
+// DefaultMode is the mode of a row that names none: the API's default.
+const DefaultMode = "operator"

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -47,9 +48,6 @@ func (t turn) compose() string {
 		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(missing[:min(3, len(missing))]))
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
-	if relevance < sureFrom {
-		t.settle(&b, 1)
-	}
 	return strings.TrimSpace(b.String())
 }
 
@@ -197,7 +195,7 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 			}
 		}
 	case "questions", "checks":
-		for _, q := range t.situationQuestions() {
+		for _, q := range t.rankedQuestions() {
 			if len(out) < n && p.fresh(q) {
 				if kind == "questions" {
 					q = "\"" + q + "\""
@@ -207,6 +205,25 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		}
 	}
 	return out
+}
+
+// rankedQuestions are the situation's questions, those that share the
+// most with the question first (the persona's order breaks ties).
+func (t turn) rankedQuestions() []string {
+	qs := slices.Clone(t.situationQuestions())
+	weight := map[string]float64{}
+	for _, k := range t.reading.KeyTerms {
+		weight[k.Stem] = k.Weight
+	}
+	score := func(q string) float64 {
+		s := 0.0
+		for _, term := range analyse(q).terms {
+			s += weight[term]
+		}
+		return s
+	}
+	slices.SortStableFunc(qs, func(a, b string) int { return cmp.Compare(score(b), score(a)) })
+	return qs
 }
 
 // situationQuestions are the questions of the persona's situation the
@@ -235,24 +252,6 @@ func (t turn) metrics() []string {
 		return nil
 	}
 	return slices.Concat(d.Metrics, d.Applications[0].Metrics)
-}
-
-// settle ends the answer with up to n of the persona's questions that
-// would settle or sharpen it, those not asked before.
-func (t turn) settle(b *strings.Builder, n int) {
-	var qs []string
-	for _, q := range t.persona.Settle {
-		if len(qs) < n && !slices.ContainsFunc(t.previous, func(prev string) bool { return strings.Contains(prev, q) }) {
-			qs = append(qs, q)
-		}
-	}
-	if len(qs) == 0 {
-		return
-	}
-	b.WriteString("\n\n## What would sharpen this\n")
-	for _, q := range qs {
-		fmt.Fprintf(b, "- %s\n", q)
-	}
 }
 
 // nearest is the answer when what the knowledge base holds does not
