@@ -25,6 +25,8 @@ func run(args []string) error {
 	switch args[0] {
 	case "wordforms":
 		return wordForms(args[1:])
+	case "corpus":
+		return corpus(args[1:])
 	}
 	return fmt.Errorf("unknown command %q (wordforms, fit or corpus)", args[0])
 }

@@ -112,6 +112,10 @@ type Claim struct {
 	Invalid []string
 }
 
+// listMarker is the bullet or number that opens a list item ("- ", "* ",
+// "3. ", "2) "); a number that begins a sentence ("12 Powers") is not one.
+var listMarker = regexp.MustCompile(`^(?:[-*•]+\s*|\d+[.)]\s+)+`)
+
 var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
 // SplitClaims splits an answer into claims: every assertive sentence or
@@ -126,7 +130,7 @@ func SplitClaims(text string) []Claim {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		line = strings.TrimSpace(strings.TrimLeft(line, "-*0123456789.) "))
+		line = strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
 		line = strings.ReplaceAll(line, "**", "")
 		for _, s := range textproc.Sentences(line) {
 			c := Claim{Text: s}
