@@ -29,6 +29,7 @@ type unit struct {
 	stems   map[string]bool // stems of all the words, stop words included
 	weights []float64       // weight of each of terms, in the same order
 	line    string          // the words joined by spaces, with a space at each end
+	dir     direction       // its moves, bounds and amounts (direction.go)
 }
 
 var (
@@ -117,6 +118,7 @@ func analyse(text string, claim bool) unit {
 		u.weights[i] = weight(t)
 	}
 	u.line = " " + strings.Join(u.words, " ") + " "
+	u.dir = readDirection(text)
 	return u
 }
 

@@ -260,6 +260,20 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		}
 	}
 	v.Score = math.Round(score*1000) / 1000
+	// A cited claim that one of its sources reverses (an opposite move of
+	// the same thing, a number on the wrong side of a bound) is
+	// contradicted by that passage.
+	if len(cl.Citations) > 0 && !contrast {
+		claim := analyseCached(v.Claim, true)
+		for _, e := range sources {
+			ev := index.evidence(e)
+			if j, reason := ev.reversal(&claim); j >= 0 {
+				v.Status, v.Score, v.Reason = Contradicted, 0, reason
+				v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet(ev.texts[j])}
+				return v
+			}
+		}
+	}
 	switch {
 	case contrast:
 		v.Status, v.Score, v.Reason = Contradicted, 0, "the source says the opposite"
