@@ -31,10 +31,10 @@ import (
 type moveKind uint8
 
 const (
-	amountScale moveKind = iota + 1 // more/less, higher/lower, raises/lowers
-	speedScale                      // faster/slower
-	timeOrder                       // before/after, earlier/later
-	qualityScale                    // better/worse
+	amountScale  moveKind = iota + 1 // more/less, higher/lower, raises/lowers
+	speedScale                       // faster/slower
+	timeOrder                        // before/after, earlier/later
+	qualityScale                     // better/worse
 )
 
 // moveWords lists, for each kind, the words that move up (or forward)
@@ -124,6 +124,7 @@ func readDirection(text string) direction {
 		}
 		d.clauses = append(d.clauses, terms)
 		d.moves = append(d.moves, movesOf(words, ci)...)
+		d.causes = append(d.causes, causesOf(words, ci)...)
 	}
 	return d
 }
@@ -131,6 +132,7 @@ func readDirection(text string) direction {
 // direction is what readDirection finds in a sentence.
 type direction struct {
 	moves      []move
+	causes     []cause
 	quantities []quantity
 	clauses    [][]string // content stems of each clause
 }
@@ -159,6 +161,44 @@ func movesOf(words []string, clause int) []move {
 	return out
 }
 
+// cause is a verb of causing in a clause with the content stems on each
+// side of it: "long queues drive churn" has left long, queue and right
+// churn.
+type cause struct {
+	clause      int
+	left, right []string
+}
+
+// causeVerbs are the verbs of causing, by stem; "lead" and "result" count
+// only before "to" and "in".
+var causeVerbs = map[string]string{"caus": "", "drive": "", "driven": "", "produc": "", "lead": "to", "led": "to", "result": "in", "trigger": ""}
+
+func causesOf(words []string, clause int) []cause {
+	var out []cause
+	for i, w := range words {
+		st := stemAny(w)
+		next, ok := causeVerbs[st]
+		if !ok || next != "" && (i+1 == len(words) || words[i+1] != next) || i > 0 && words[i-1] == "by" {
+			continue
+		}
+		c := cause{clause: clause, left: contentStems(words[:i]), right: contentStems(words[i+1:])}
+		if len(c.left) > 0 && len(c.right) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func contentStems(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if !textproc.IsStopWord(w) {
+			out = append(out, textproc.Stem(w))
+		}
+	}
+	return out
+}
+
 // negatedAt reports whether one of the two words before words[i] negates
 // it ("not more", "did not raise", "doesn't grow").
 func negatedAt(words []string, i int) bool {
@@ -177,6 +217,9 @@ type quantity struct {
 	value float64
 	unit  string // "%" or the stem of the word after the number
 	bound int    // -1: at most, +1: at least, 0: the amount itself
+	// strict: the bound itself is excluded ("under 2%", "more than 40"),
+	// not with "at most", "within", "no more than", "at least".
+	strict bool
 }
 
 // quantityPattern finds a number, the comparison before it and its unit.
@@ -187,6 +230,9 @@ var boundSide = map[string]int{"under": -1, "below": -1, "within": -1, "at most"
 	"less than": -1, "fewer than": -1, "lower than": -1, "smaller than": -1,
 	"over": 1, "above": 1, "exceeding": 1, "at least": 1,
 	"more than": 1, "greater than": 1, "higher than": 1, "larger than": 1}
+
+// inclusiveBound are the comparisons that admit the number itself.
+var inclusiveBound = map[string]bool{"within": true, "at most": true, "no more than": true, "at least": true}
 
 func quantitiesOf(text string) []quantity {
 	var out []quantity
@@ -201,7 +247,8 @@ func quantitiesOf(text string) []quantity {
 		} else if unit != "%" && unit != "" {
 			unit = textproc.Stem(unit)
 		}
-		out = append(out, quantity{value: v, unit: unit, bound: boundSide[strings.ToLower(strings.Join(strings.Fields(m[1]), " "))]})
+		cmp := strings.ToLower(strings.Join(strings.Fields(m[1]), " "))
+		out = append(out, quantity{value: v, unit: unit, bound: boundSide[cmp], strict: !inclusiveBound[cmp]})
 	}
 	return out
 }
@@ -212,7 +259,10 @@ func outside(a, b quantity) bool {
 	if a.bound != 0 || b.bound == 0 || a.unit != b.unit || a.unit == "" {
 		return false
 	}
-	return b.bound < 0 && a.value >= b.value || b.bound > 0 && a.value <= b.value
+	if a.value == b.value {
+		return b.strict
+	}
+	return b.bound < 0 && a.value > b.value || b.bound > 0 && a.value < b.value
 }
 
 // reversalShare is the share of a claim's clause a passage must use for a
@@ -229,6 +279,11 @@ func (ev *evidence) reversal(c *unit) (int, string) {
 	for _, cm := range c.dir.moves {
 		if j := ev.movedAgainst(cm, c.dir.clauses[cm.clause]); j >= 0 {
 			return j, "the source says the opposite"
+		}
+	}
+	for _, cc := range c.dir.causes {
+		if j := ev.causedAgainst(cc, c.dir.clauses[cc.clause]); j >= 0 {
+			return j, "the source gives the cause and effect the other way round"
 		}
 	}
 	if len(c.dir.quantities) > 0 {
@@ -259,6 +314,33 @@ func (ev *evidence) movedAgainst(cm move, clause []string) int {
 				return -1 // a passage says it the claim's way
 			}
 			if against < 0 {
+				against = j
+			}
+		}
+	}
+	return against
+}
+
+// causedAgainst is reversal for one causal clause of a claim: a relevant
+// passage that puts the claim's effect before its verb of causing and the
+// claim's cause after it, while none puts them the claim's way.
+func (ev *evidence) causedAgainst(cc cause, clause []string) int {
+	if len(clause) < 3 {
+		return -1
+	}
+	against := -1
+	for j := range ev.units {
+		p := &ev.units[j]
+		if len(p.dir.causes) == 0 || share(clause, p.stems) < reversalShare {
+			continue
+		}
+		for _, pc := range p.dir.causes {
+			same := sharesTarget(cc.left, pc.left) && sharesTarget(cc.right, pc.right)
+			swapped := sharesTarget(cc.left, pc.right) && sharesTarget(cc.right, pc.left)
+			switch {
+			case same:
+				return -1
+			case swapped && against < 0:
 				against = j
 			}
 		}

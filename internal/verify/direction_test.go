@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -46,6 +47,8 @@ func TestDirection(t *testing.T) {
 			"Shorter onboarding raised activation in every cohort. Support tickets fell after the redesign.",
 		KeyIdeas: []string{"Firms that answer tickets faster keep more of their customers."}}
 	cite := " [paper:x-2004-churn]."
+	queues := assistant.Entity{Type: "framework", Slug: "queues", Title: "Queues", Summary: "Long queues drive churn among small customers."}
+	cite2 := " [framework:queues]."
 	for _, tc := range []struct {
 		text, want string
 	}{
@@ -58,8 +61,15 @@ func TestDirection(t *testing.T) {
 		{"Monthly churn in the sample stayed under 3% for mature firms" + cite, verify.Unsupported},
 		{"Support tickets rose after the redesign" + cite, verify.Contradicted},
 		{"Support tickets fell before the redesign" + cite, verify.Contradicted},
+		{"Monthly churn in the sample stayed at most 2.5% for mature firms" + cite, verify.Verified},
+		{"Long queues drive churn among small customers" + cite2, verify.Verified},
+		{"Churn drives long queues among small customers" + cite2, verify.Contradicted},
 	} {
-		v := checkOne(c, tc.text, e)
+		src := e
+		if strings.HasSuffix(tc.text, cite2) {
+			src = queues
+		}
+		v := checkOne(c, tc.text, src)
 		if v.Status != tc.want {
 			t.Errorf("%s: %s (%s, %.3f), want %s", tc.text, v.Status, v.Reason, v.Score, tc.want)
 		}
