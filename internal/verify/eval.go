@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -24,6 +25,9 @@ type WiCERow struct {
 type InDomainRow struct {
 	Text   string `json:"text"`
 	Expect string `json:"expect"`
+	// Kind groups the rows of the corpus dev set (original, reversed,
+	// wrong_number); empty elsewhere.
+	Kind string `json:"kind,omitempty"`
 }
 
 // ReadJSONL decodes one JSON object per non-blank line into T.
@@ -147,6 +151,16 @@ func balancedAccuracy(rows []WiCERow, scores []float64, threshold float64) float
 type InDomainResult struct {
 	N        int     `json:"n"`
 	Accuracy float64 `json:"accuracy"`
+	// ByKind reports each kind of row apart, when the rows have kinds.
+	ByKind map[string]KindResult `json:"by_kind,omitempty"`
+}
+
+// KindResult is the report on the rows of one kind: how many, the share
+// that got the expected outcome, and how many had a claim contradicted.
+type KindResult struct {
+	N            int     `json:"n"`
+	Accuracy     float64 `json:"accuracy"`
+	Contradicted int     `json:"contradicted"`
 }
 
 // EvaluateInDomain checks each row's text against the entities it cites
@@ -163,6 +177,7 @@ func (c *Checker) EvaluateInDomain(rows []InDomainRow, resolve func([]assistant.
 func (c *Checker) EvaluateInDomainFailures(rows []InDomainRow, resolve func([]assistant.Token) map[assistant.Token]assistant.Entity) (InDomainResult, []Failure) {
 	correct := 0
 	var failures []Failure
+	byKind := map[string]*KindResult{}
 	for _, r := range rows {
 		var tokens []assistant.Token
 		for _, cl := range SplitClaims(r.Text) {
@@ -170,8 +185,18 @@ func (c *Checker) EvaluateInDomainFailures(rows []InDomainRow, resolve func([]as
 		}
 		conf := c.Check(r.Text, resolve(tokens), nil)
 		verified := conf.TotalClaims > 0 && conf.VerifiedClaims == conf.TotalClaims
+		kind := byKind[r.Kind]
+		if kind == nil {
+			kind = &KindResult{}
+			byKind[r.Kind] = kind
+		}
+		kind.N++
+		if slices.ContainsFunc(conf.Verdicts, func(v Verdict) bool { return v.Status == Contradicted }) {
+			kind.Contradicted++
+		}
 		if verified == (r.Expect == "verified") {
 			correct++
+			kind.Accuracy++
 		} else {
 			failures = append(failures, Failure{Claim: strings.TrimSpace(r.Text), Expected: r.Expect, Got: outcome(verified), Score: conf.Score})
 		}
@@ -179,6 +204,13 @@ func (c *Checker) EvaluateInDomainFailures(rows []InDomainRow, resolve func([]as
 	res := InDomainResult{N: len(rows)}
 	if len(rows) > 0 {
 		res.Accuracy = math.Round(float64(correct)/float64(len(rows))*10000) / 10000
+	}
+	if _, plain := byKind[""]; !plain {
+		res.ByKind = map[string]KindResult{}
+		for k, kr := range byKind {
+			kr.Accuracy = math.Round(kr.Accuracy/float64(kr.N)*10000) / 10000
+			res.ByKind[k] = *kr
+		}
 	}
 	return res, failures
 }

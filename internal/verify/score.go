@@ -29,6 +29,7 @@ type unit struct {
 	stems   map[string]bool // stems of all the words, stop words included
 	weights []float64       // weight of each of terms, in the same order
 	line    string          // the words joined by spaces, with a space at each end
+	dir     direction       // its moves, bounds and amounts (direction.go)
 }
 
 var (
@@ -117,6 +118,7 @@ func analyse(text string, claim bool) unit {
 		u.weights[i] = weight(t)
 	}
 	u.line = " " + strings.Join(u.words, " ") + " "
+	u.dir = readDirection(text)
 	return u
 }
 
@@ -203,11 +205,44 @@ func (ev *evidence) add(text string, group int) {
 // nouns, numbers) count more than common ones.
 func weight(term string) float64 { return termWeight(term) }
 
-// posted is the postings of each of the claim's terms.
+// posted is the postings of each of the claim's terms: the passages that
+// use the term or one of its derivationally related forms (wordforms.go).
 func (ev *evidence) posted(c *unit) [][]int {
 	out := make([][]int, len(c.terms))
 	for i, t := range c.terms {
-		out[i] = ev.postings[t]
+		out[i] = ev.postingsOf(t)
+	}
+	return out
+}
+
+// postingsOf lists, in ascending order, the passages that use stem or one
+// of its related forms.
+func (ev *evidence) postingsOf(stem string) []int {
+	post := ev.postings[stem]
+	for _, r := range relatedForms(stem) {
+		if more := ev.postings[r]; len(more) > 0 {
+			post = mergeSorted(post, more)
+		}
+	}
+	return post
+}
+
+// mergeSorted returns the union of two ascending lists, in a new slice.
+func mergeSorted(a, b []int) []int {
+	out := make([]int, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || i < len(a) && a[i] < b[j]:
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
 	}
 	return out
 }

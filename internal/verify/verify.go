@@ -116,6 +116,10 @@ type Claim struct {
 	Invalid []string
 }
 
+// listMarker is the bullet or number that opens a list item ("- ", "* ",
+// "3. ", "2) "); a number that begins a sentence ("12 Powers") is not one.
+var listMarker = regexp.MustCompile(`^(?:[-*•]+\s*|\d+[.)]\s+)+`)
+
 var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
 // SplitClaims splits an answer into claims: every assertive sentence or
@@ -130,7 +134,7 @@ func SplitClaims(text string) []Claim {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		line = strings.TrimSpace(strings.TrimLeft(line, "-*0123456789.) "))
+		line = strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
 		line = strings.ReplaceAll(line, "**", "")
 		for _, s := range textproc.Sentences(line) {
 			c := Claim{Text: s}
@@ -260,6 +264,20 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		}
 	}
 	v.Score = math.Round(score*1000) / 1000
+	// A cited claim that one of its sources reverses (an opposite move of
+	// the same thing, a number on the wrong side of a bound) is
+	// contradicted by that passage.
+	if len(cl.Citations) > 0 && !contrast {
+		claim := analyseCached(v.Claim, true)
+		for _, e := range sources {
+			ev := index.evidence(e)
+			if j, reason := ev.reversal(&claim); j >= 0 {
+				v.Status, v.Score, v.Reason = Contradicted, 0, reason
+				v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet(ev.texts[j])}
+				return v
+			}
+		}
+	}
 	switch {
 	case contrast:
 		v.Status, v.Score, v.Reason = Contradicted, 0, "the source says the opposite"

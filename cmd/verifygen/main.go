@@ -1,0 +1,32 @@
+// Command verifygen writes the generated files of internal/verify; `go
+// generate ./internal/verify` runs it (generate.go there):
+//
+//	verifygen wordforms  the word-form lexicon wordforms.txt, from WordNet
+//	verifygen fit        the scorer's weights model.go, fit on the WiCE dev set
+//	verifygen corpus     the corpus dev set eval/claims_corpus.jsonl
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "verifygen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: verifygen wordforms|fit|corpus [flags]")
+	}
+	switch args[0] {
+	case "wordforms":
+		return wordForms(args[1:])
+	case "corpus":
+		return corpus(args[1:])
+	}
+	return fmt.Errorf("unknown command %q (wordforms, fit or corpus)", args[0])
+}
