@@ -10,6 +10,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/postgres"
 	"github.com/constraintlab/assistant/internal/retrieval"
 	"github.com/constraintlab/assistant/internal/sqlite"
@@ -40,8 +41,9 @@ type backend struct {
 	// (internal/retrieval), which every store ranks through alike.
 	retriever *retrieval.Index
 	// reader answers knowledge reads (cards, stats) from the retriever's
-	// snapshot, in memory; writes go to the store.
-	reader retrieval.Reader
+	// snapshot, in memory, following the aliases of merged entities;
+	// writes go to the store.
+	reader assistant.KnowledgeStore
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
@@ -53,13 +55,17 @@ type backend struct {
 // rank through the same in-memory index and keep the admin sessions in
 // their own database.
 func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*backend, error) {
+	aliases, err := knowledge.EmbeddedAliases()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.UsesPostgres() {
 		db, err := postgres.Open(ctx, cfg.DatabaseURL, now)
 		if err != nil {
 			return nil, err
 		}
 		ix := retrieval.NewIndex(db)
-		return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
+		return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), sessions: func() (scs.Store, func()) {
 			// pgxstore's own cleanup goroutine races with its StopCleanup
 			// (it creates the stop channel inside the goroutine), so it is
 			// off and expired sessions are deleted by a loop of ours.
@@ -91,7 +97,7 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 		return nil, err
 	}
 	ix := retrieval.NewIndex(db)
-	return &backend{store: db, retriever: ix, reader: ix.Reader(db), sessions: func() (scs.Store, func()) {
+	return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil

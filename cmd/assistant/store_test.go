@@ -73,3 +73,26 @@ func TestOpenStorePostgres(t *testing.T) {
 		t.Errorf("search on PostgreSQL: %v, %v", hits, err)
 	}
 }
+
+// The reader serve hands to the API and the chat follows the aliases of
+// merged entities, so an answer that cited the old token still resolves.
+func TestReaderResolvesMergedTokens(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := openStore(ctx, &config.Config{DataDir: dir}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := knowledge.LoadEmbedded(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	old := assistant.Token{Type: assistant.Blog, Slug: "sacks-2020-burn-multiple"}
+	found, err := b.reader.Entities(ctx, []assistant.Token{old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := found[old]; !ok || e.Token().String() != "framework:burn-multiple" {
+		t.Errorf("%s resolved to %v (found %t), want framework:burn-multiple", old, e.Token(), ok)
+	}
+}

@@ -56,8 +56,9 @@ func ReadDir(fsys fs.FS) ([]File, error) {
 	return files, err
 }
 
-// LoadEmbedded validates the embedded corpus and synchronises it into the
-// store. An invalid corpus is a build defect, so it is refused as a whole.
+// LoadEmbedded validates the embedded corpus and its aliases and
+// synchronises the corpus into the store. An invalid corpus is a build
+// defect, so it is refused as a whole.
 func LoadEmbedded(ctx context.Context, store assistant.KnowledgeStore) (assistant.SyncResult, error) {
 	files, err := Embedded()
 	if err != nil {
@@ -69,6 +70,13 @@ func LoadEmbedded(ctx context.Context, store assistant.KnowledgeStore) (assistan
 			errs[i] = p
 		}
 		return assistant.SyncResult{}, fmt.Errorf("the embedded knowledge base is invalid: %w", errors.Join(errs...))
+	}
+	aliases, err := EmbeddedAliases()
+	if err != nil {
+		return assistant.SyncResult{}, err
+	}
+	if problems := aliases.Check(files); len(problems) > 0 {
+		return assistant.SyncResult{}, fmt.Errorf("the embedded knowledge base's aliases are invalid: %w", errors.Join(problems...))
 	}
 	entities := make([]assistant.Entity, len(files))
 	for i, f := range files {

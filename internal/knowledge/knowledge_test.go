@@ -127,7 +127,7 @@ func TestValidateAcrossEntities(t *testing.T) {
 		text = append(text, p.Error())
 	}
 	joined := strings.Join(text, "\n")
-	for _, want := range []string{"also defined in a.md", "framework:missing does not exist", "also appears in a.md"} {
+	for _, want := range []string{"also defined in a.md", "framework:missing does not exist", "also appears in a.md", "is also the URL of framework:sample-framework"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("problems lack %q:\n%s", want, joined)
 		}
@@ -159,8 +159,9 @@ func TestEmbeddedCorpus(t *testing.T) {
 	for _, f := range files {
 		counts[f.Entity.Type]++
 	}
-	if counts[assistant.Framework] < 86 || counts[assistant.Paper] < 48 || counts[assistant.Blog] < 50 {
-		t.Errorf("corpus counts %v, want at least 86 frameworks, 48 papers, 50 blogs", counts)
+	// Two essays were merged into their frameworks (aliases.yaml).
+	if counts[assistant.Framework] < 86 || counts[assistant.Paper] < 48 || counts[assistant.Blog] < 48 {
+		t.Errorf("corpus counts %v, want at least 86 frameworks, 48 papers, 48 blogs", counts)
 	}
 }
 

@@ -32,8 +32,9 @@ type File struct {
 var bibFields = map[string]string{"summary": "abstract", "tags": "keywords", "archetypes": "keywords", "authors": "author"}
 
 // Validate checks every content rule of docs/knowledge-format.md on each
-// entity, and the rules across entities: unique tokens, related tokens that
-// exist, and no sentence shared by two entities. It returns every problem
+// entity, and the rules across entities: unique tokens, no URL shared by
+// two entities (one work, one entity), related tokens that exist, and no
+// sentence shared by two entities. It returns every problem
 // found, in file order; nil means the set is valid.
 func Validate(files []File) []*FieldError {
 	var problems []*FieldError
@@ -47,6 +48,7 @@ func Validate(files []File) []*FieldError {
 			seen[tok] = f.Name
 		}
 	}
+	problems = append(problems, sharedURLs(files)...)
 	for _, f := range files {
 		for _, r := range f.Entity.Related {
 			if r == f.Entity.Token() {
@@ -148,6 +150,27 @@ func sharedSentences(files []File) []*FieldError {
 				}
 			}
 		}
+	}
+	return problems
+}
+
+// sharedURLs reports every entity whose URL an earlier entity already has:
+// one work is one entity (docs/knowledge-format.md), so two entities with
+// one address are either merged or given addresses of their own.
+func sharedURLs(files []File) []*FieldError {
+	var problems []*FieldError
+	first := map[string]assistant.Token{}
+	for _, f := range files {
+		u := f.Entity.URL
+		if u == "" {
+			continue
+		}
+		if other, dup := first[u]; dup {
+			problems = append(problems, &FieldError{File: f.Name, Field: "url",
+				Message: fmt.Sprintf("%s is also the URL of %s; merge the two (with an alias) or give each its own address", u, other)})
+			continue
+		}
+		first[u] = f.Entity.Token()
 	}
 	return problems
 }
