@@ -33,3 +33,6 @@ func (s *Server) ResolveEncoded(ctx context.Context, body string) ([]byte, error
 	err = enc.Encode(out.Body)
 	return b.Bytes(), err
 }
+
+// SetMCPResponseLimit lowers the bound of /mcp answers.
+func (s *Server) SetMCPResponseLimit(n int) { s.mcpResponseLimit = n }

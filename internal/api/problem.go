@@ -190,14 +190,23 @@ func useProblemErrors() {
 // problem never echoes a whole large body back.
 const MaxErrorValueChars = 200
 
-func truncateValue(v any) any {
-	cut := func(s string) (string, bool) {
-		if utf8.RuneCountInString(s) <= MaxErrorValueChars {
-			return s, false
-		}
-		r := []rune(s)
-		return string(r[:MaxErrorValueChars]) + "…", true
+// cutEcho cuts caller input quoted in an error message to
+// MaxErrorValueChars characters, followed by "…" when cut.
+func cutEcho(s string) string {
+	s, _ = cutChars(s)
+	return s
+}
+
+func cutChars(s string) (string, bool) {
+	if utf8.RuneCountInString(s) <= MaxErrorValueChars {
+		return s, false
 	}
+	r := []rune(s)
+	return string(r[:MaxErrorValueChars]) + "…", true
+}
+
+func truncateValue(v any) any {
+	cut := cutChars
 	switch x := v.(type) {
 	case nil, bool, int, int64, float64:
 		return v

@@ -75,6 +75,9 @@ type Server struct {
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
 	Degradable map[string]assistant.Pinger
 
+	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes.
+	mcpResponseLimit int
+
 	leaderboards leaderboardCache
 	cards        cardCache
 	resolves     resolveMemo
