@@ -56,9 +56,10 @@ const mcpInstructions = "Business knowledge with citations that resolve. search_
 // mcpSurface holds the MCP server's state: the schemas of its tools and
 // the knowledge version its resource list was built from.
 type mcpSurface struct {
-	s   *Server
-	ss  *schemaSet
-	srv *mcp.Server
+	s     *Server
+	ss    *schemaSet
+	srv   *mcp.Server
+	tools map[string]bool // the names of the tools, fixed at start
 
 	mu        sync.Mutex
 	listed    bool
@@ -68,7 +69,7 @@ type mcpSurface struct {
 
 // mcpHandler builds the MCP server and its streamable HTTP handler.
 func (s *Server) mcpHandler() http.Handler {
-	m := &mcpSurface{s: s, ss: newSchemaSet()}
+	m := &mcpSurface{s: s, ss: newSchemaSet(), tools: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "assistant", Title: "Assistant", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       s.Logger,
@@ -116,7 +117,10 @@ func (m *mcpSurface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		endpoint := "POST " + mcpPath + " " + method
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
-			endpoint += " " + cutEcho(p.Name)
+			if !m.tools[p.Name] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cutEcho(p.Name))}
+			}
+			endpoint += " " + p.Name
 		}
 		usageFrom(ctx).setEndpoint(endpoint)
 		if !mcpFreeMethods[method] {
@@ -321,6 +325,7 @@ func (m *mcpSurface) addTools(srv *mcp.Server) {
 		})
 	}
 	for _, t := range tools {
+		m.tools[t.tool.Name] = true
 		m.add(srv, t)
 	}
 }
@@ -404,6 +409,7 @@ func validationProblem(ctx context.Context, errs []error) *Problem {
 
 func detailsProblem(ctx context.Context, details []*huma.ErrorDetail) *Problem {
 	p := newProblem(ctx, http.StatusBadRequest, "")
+	cutDetailEchoes(details)
 	p.Errors = details
 	p.Detail = validationDetail(details)
 	return p
@@ -429,7 +435,7 @@ func (m *mcpSurface) readCard(ctx context.Context, req *mcp.ReadResourceRequest)
 	typ, slug, _ := strings.Cut(rest, "/")
 	t := assistant.Token{Type: assistant.EntityType(typ), Slug: slug}
 	if !ok || !t.Valid() {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, mcp.ResourceNotFoundError(cutEcho(uri))
 	}
 	found, err := m.s.Knowledge.Entities(ctx, []assistant.Token{t})
 	if err != nil {
@@ -437,7 +443,7 @@ func (m *mcpSurface) readCard(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	e, ok := found[t]
 	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, mcp.ResourceNotFoundError(cutEcho(uri))
 	}
 	b, err := json.Marshal(cardOf(e))
 	if err != nil {

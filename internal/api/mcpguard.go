@@ -131,13 +131,45 @@ func (m *mcpSurface) release(ctx context.Context, w http.ResponseWriter, held *h
 		m.refuse(ctx, w, status, id, jsonrpc.CodeInvalidRequest, cutEcho(string(bytes.TrimSpace(held.body.Bytes()))))
 		return
 	}
+	body := cutErrorEchoes(held.body.Bytes())
 	h := w.Header()
 	for k, v := range held.header {
 		h[k] = v
 	}
-	h.Set("Content-Length", strconv.Itoa(held.body.Len()))
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(held.body.Bytes())
+	w.Write(body)
+}
+
+// cutErrorEchoes cuts the caller's input that a JSON-RPC error of the SDK
+// quotes in its message (invalid params are quoted whole) to 200
+// characters. Other answers are returned as they are.
+func cutErrorEchoes(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"error":`)) {
+		return body
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Error   *struct {
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Error == nil {
+		return body
+	}
+	cut := cutQuotedEchoes(msg.Error.Message)
+	if cut == msg.Error.Message {
+		return body
+	}
+	msg.Error.Message = cut
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // maxResponse is mcpMaxResponseBytes, or the smaller bound a test set.

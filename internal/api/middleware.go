@@ -234,9 +234,9 @@ func (w *problemWriter) Flush() {
 func defaultDetail(r *http.Request, code int, allow string) string {
 	switch code {
 	case http.StatusNotFound:
-		return fmt.Sprintf("No endpoint matches %s %s. The endpoints are listed at /api/assistant/openapi.json.", r.Method, r.URL.Path)
+		return fmt.Sprintf("No endpoint matches %s %s. The endpoints are listed at /api/assistant/openapi.json.", cutEcho(r.Method), cutEcho(r.URL.Path))
 	case http.StatusMethodNotAllowed:
-		return fmt.Sprintf("%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)
+		return fmt.Sprintf("%s is not allowed on %s; allowed: %s.", cutEcho(r.Method), cutEcho(r.URL.Path), allow)
 	case http.StatusRequestEntityTooLarge:
 		return "The request body is too large."
 	}
