@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // HandlerAndRoutes exposes the served patterns to the black-box tests.
@@ -36,3 +37,7 @@ func (s *Server) ResolveEncoded(ctx context.Context, body string) ([]byte, error
 
 // SetMCPResponseLimit lowers the bound of /mcp answers.
 func (s *Server) SetMCPResponseLimit(n int) { s.mcpResponseLimit = n }
+
+// SetAuthPenalty changes how long a failed verification past the limit on
+// failed authentication holds its address's turn.
+func (s *Server) SetAuthPenalty(d time.Duration) { s.authPenalty = d }

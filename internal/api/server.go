@@ -75,8 +75,10 @@ type Server struct {
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
 	Degradable map[string]assistant.Pinger
 
-	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes.
+	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
+	// authPenalty, when set, replaces authPenalty (a negative one is none).
 	mcpResponseLimit int
+	authPenalty      time.Duration
 
 	leaderboards leaderboardCache
 	cards        cardCache
