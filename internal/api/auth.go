@@ -26,8 +26,6 @@ func (s *Server) authFailureLimiter() assistant.TieredLimiter {
 	return ratelimit.NewTiered(0, AuthFailuresPerMinute, time.Minute, s.Now)
 }
 
-const keyCtxKey ctxKey = 100
-
 // KeyFrom returns the API key that authenticated the request.
 func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
 	k, ok := ctx.Value(keyCtxKey).(assistant.APIKey)
@@ -53,8 +51,6 @@ type usage struct {
 	status       int  // overrides the response status; see failedWith
 	written      bool // the row is stored
 }
-
-const usageCtxKey ctxKey = 101
 
 // usageFrom returns the request's usage row in the making, or nil when the
 // request is not authenticated.

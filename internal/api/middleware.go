@@ -30,11 +30,16 @@ func chain(h http.Handler, middleware ...func(http.Handler) http.Handler) http.H
 	return h
 }
 
+// ctxKey is the type of the package's context keys. Every key is listed
+// here, so that no two share a value (TestContextKeysAreDistinct).
 type ctxKey int
 
 const (
-	requestIDKey ctxKey = iota
-	routeKey
+	requestIDKey ctxKey = iota // the request id (requestID)
+	routeKey                   // *route, the matched pattern (observe)
+	keyCtxKey                  // the authenticated API key (authenticate)
+	usageCtxKey                // *usage, the request's usage row (authenticate)
+	rememberKey                // rememberedResolve (rememberResolves)
 )
 
 // RequestIDFrom returns the request id stored by the requestID middleware.
