@@ -130,19 +130,22 @@ func serve(ctx context.Context, e env, args []string) error {
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	base := "http://" + displayAddr(ln.Addr())
-	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
-	logger.Info("listening", "addr", ln.Addr().String())
-	if err := printSetupLink(ctx, e, db, base, cfg.UsesPostgres()); err != nil {
-		return err
-	}
-
+	defer ln.Close()
 	if cfg.ProfileAddr != "" {
 		stop, err := serveProfiles(cfg, e, logger)
 		if err != nil {
 			return err
 		}
 		defer stop()
+	}
+
+	// Nothing can fail the start from here on, so the setup link (which
+	// replaces the previous one) is printed last.
+	base := "http://" + displayAddr(ln.Addr())
+	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
+	logger.Info("listening", "addr", ln.Addr().String())
+	if err := printSetupLink(ctx, e, db, base, cfg.UsesPostgres()); err != nil {
+		return err
 	}
 
 	serveErr := make(chan error, 1)

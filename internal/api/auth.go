@@ -26,8 +26,6 @@ func (s *Server) authFailureLimiter() assistant.TieredLimiter {
 	return ratelimit.NewTiered(0, AuthFailuresPerMinute, time.Minute, s.Now)
 }
 
-const keyCtxKey ctxKey = 100
-
 // KeyFrom returns the API key that authenticated the request.
 func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
 	k, ok := ctx.Value(keyCtxKey).(assistant.APIKey)
@@ -53,8 +51,6 @@ type usage struct {
 	status       int  // overrides the response status; see failedWith
 	written      bool // the row is stored
 }
-
-const usageCtxKey ctxKey = 101
 
 // usageFrom returns the request's usage row in the making, or nil when the
 // request is not authenticated.
@@ -139,17 +135,20 @@ func (u *usage) finish(ctx context.Context) {
 // are refused, not resolved by picking one.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	failures := s.authFailureLimiter()
+	penalty := authPenalty
+	if s.authPenalty != 0 {
+		penalty = s.authPenalty
+	}
+	pacer := newAuthPacer(s.Now, penalty)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !(strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == mcpPath) || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}
 		ctx := r.Context()
-		// An address past the limit is served only with a key already in
-		// the verifier's cache (checked with no database read), so a
-		// client sharing an address with a failing one keeps working.
-		// A limiter that cannot decide admits (fail open) and says so in
-		// the log.
+		// An address past the limit is slowed, not shut out: a valid key
+		// is still served (authpace.go). A limiter that cannot decide
+		// admits (fail open) and says so in the log.
 		client := clientKey(ClientIP(r, s.TrustedProxies))
 		limit, lerr := failures.Check(ctx, client)
 		if lerr != nil {
@@ -186,10 +185,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		var err error
 		if limit.Allowed {
 			key, err = s.Keys.Verify(ctx, plaintext)
-		} else if cached, ok := s.Keys.VerifyCached(plaintext); ok {
-			key = cached
 		} else {
-			err = assistant.Errorf(assistant.EUnauthorized, "The API key is not valid.")
+			key, err = pacer.verify(ctx, s.Keys, client, plaintext)
 		}
 		if err != nil {
 			if assistant.ErrorCode(err) == assistant.EUnauthorized {

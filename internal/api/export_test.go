@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // HandlerAndRoutes exposes the served patterns to the black-box tests.
@@ -33,3 +34,10 @@ func (s *Server) ResolveEncoded(ctx context.Context, body string) ([]byte, error
 	err = enc.Encode(out.Body)
 	return b.Bytes(), err
 }
+
+// SetMCPResponseLimit lowers the bound of /mcp answers.
+func (s *Server) SetMCPResponseLimit(n int) { s.mcpResponseLimit = n }
+
+// SetAuthPenalty changes how long a failed verification past the limit on
+// failed authentication holds its address's turn.
+func (s *Server) SetAuthPenalty(d time.Duration) { s.authPenalty = d }

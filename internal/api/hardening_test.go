@@ -1,12 +1,16 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/api"
@@ -130,4 +134,98 @@ func TestFailedAuthenticationIsLimitedPerAddress(t *testing.T) {
 	assertProblem(t, from("198.51.100.2", unknown), 401)
 	f.clock.Add(2 * time.Minute)
 	assertProblem(t, from("198.51.100.1", unknown), 401)
+}
+
+// A valid key is never refused because other authentications failed from
+// the same address: after a worker behind a NAT failed 40 times with its
+// revoked key, a freshly created key from that address is served at once.
+// The revoked key keeps getting 429.
+func TestValidKeyIsServedPastTheFailureLimit(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	f.srv.SetAuthPenalty(-1)
+	f.srv.Metrics = prometheus.NewRegistry()
+	f.h, f.routes = f.srv.HandlerAndRoutes()
+	ctx := context.Background()
+	old := f.newKey(t, "acme")
+	id, _ := access.ParseKey(old)
+	if _, err := f.db.RevokeKey(ctx, "acme", id, f.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	from := func(key string) int {
+		req := httptest.NewRequest("GET", "/api/v1/key", nil)
+		req.RemoteAddr = "203.0.113.9:4242"
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for i := range 40 {
+		want := 401
+		if i >= api.AuthFailuresPerMinute {
+			want = 429
+		}
+		if code := from(old); code != want {
+			t.Fatalf("revoked key, attempt %d: %d, want %d", i+1, code, want)
+		}
+	}
+	fresh := f.newKey(t, "acme")
+	for i := range 3 {
+		if code := from(fresh); code != 200 {
+			t.Errorf("fresh key, request %d: %d", i+1, code)
+		}
+		if code := from(old); code != 429 {
+			t.Errorf("revoked key again: %d", code)
+		}
+	}
+}
+
+// Past the limit, guessing is slowed: new wrong keys from the address are
+// verified one at a time, each holding the address's turn for the
+// penalty, so 10 guesses sent at once take at least 10 penalties; a valid
+// key sent among them is still served.
+func TestGuessingIsSlowedPastTheFailureLimit(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	const penalty = 100 * time.Millisecond
+	f.srv.SetAuthPenalty(penalty)
+	f.srv.Metrics = prometheus.NewRegistry()
+	f.h, f.routes = f.srv.HandlerAndRoutes()
+	from := func(key string) int {
+		req := httptest.NewRequest("GET", "/api/v1/key", nil)
+		req.RemoteAddr = "203.0.113.10:4242"
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for range api.AuthFailuresPerMinute {
+		bad, _, _ := access.NewKey()
+		if code := from(bad); code != 401 {
+			t.Fatalf("guess under the limit: %d", code)
+		}
+	}
+	good := f.newKey(t, "acme")
+	start := time.Now()
+	var wg sync.WaitGroup
+	codes := make([]int, 10)
+	for i := range codes {
+		wg.Go(func() {
+			bad, _, _ := access.NewKey()
+			codes[i] = from(bad)
+		})
+	}
+	goodCode := 0
+	wg.Go(func() { goodCode = from(good) })
+	wg.Wait()
+	elapsed := time.Since(start)
+	for i, c := range codes {
+		if c != 429 {
+			t.Errorf("guess %d past the limit: %d", i, c)
+		}
+	}
+	if goodCode != 200 {
+		t.Errorf("valid key among the guesses: %d", goodCode)
+	}
+	if elapsed < 10*penalty {
+		t.Errorf("10 guesses past the limit took %v, want at least %v", elapsed, 10*penalty)
+	}
 }

@@ -29,9 +29,10 @@ import (
 // assistant://<type>/<slug>.
 //
 // Authentication is the API's: /mcp goes through authenticate like
-// /api/v1/ (a bearer API key; one usage row per HTTP request). Each
-// tools/call and resources/read counts against the key's per-minute
-// budget, the same limiter and window as POST /api/v1/chat and verify.
+// /api/v1/ (a bearer API key; one usage row per HTTP request, and one
+// message per request: batches are refused, mcpguard.go). Every method
+// but initialize and ping counts against the key's per-minute budget, the
+// same limiter and window as POST /api/v1/chat and verify.
 //
 // The server is stateless (no Mcp-Session-Id; every POST is complete in
 // itself), so any instance can answer any request, and each request's
@@ -55,9 +56,10 @@ const mcpInstructions = "Business knowledge with citations that resolve. search_
 // mcpSurface holds the MCP server's state: the schemas of its tools and
 // the knowledge version its resource list was built from.
 type mcpSurface struct {
-	s   *Server
-	ss  *schemaSet
-	srv *mcp.Server
+	s     *Server
+	ss    *schemaSet
+	srv   *mcp.Server
+	tools map[string]bool // the names of the tools, fixed at start
 
 	mu        sync.Mutex
 	listed    bool
@@ -67,10 +69,11 @@ type mcpSurface struct {
 
 // mcpHandler builds the MCP server and its streamable HTTP handler.
 func (s *Server) mcpHandler() http.Handler {
-	m := &mcpSurface{s: s, ss: newSchemaSet()}
+	m := &mcpSurface{s: s, ss: newSchemaSet(), tools: map[string]bool{}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "assistant", Title: "Assistant", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       s.Logger,
+		PageSize:     mcpResourcePageSize,
 		// Stateless: there is no session to notify of list changes, and
 		// no logging capability.
 		Capabilities: &mcp.ServerCapabilities{
@@ -88,7 +91,7 @@ func (s *Server) mcpHandler() http.Handler {
 		MIMEType:    "application/json",
 	}, m.readCard)
 	srv.AddReceivingMiddleware(m.middleware)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return m.guard(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       s.Logger,
@@ -99,28 +102,33 @@ func (s *Server) mcpHandler() http.Handler {
 		// host, which the check would break.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        maxBodyBytes,
-	})
+	}))
 }
 
-// middleware counts work against the key's limit and keeps the resource
-// list in step with the knowledge base.
+// middleware names the call on the request's usage row, counts every
+// method that does work against the key's limit (all but initialize and
+// ping), and keeps the resource list in step with the knowledge base.
+// The guard lets one message through per HTTP request, so each call has
+// the request's usage row to itself.
 func (m *mcpSurface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		u := usageFrom(ctx)
-		switch method {
-		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
-				u.setEndpoint("POST " + mcpPath + " tools/call " + p.Name)
+		if strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		endpoint := "POST " + mcpPath + " " + method
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			if !m.tools[p.Name] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cutEcho(p.Name))}
 			}
+			endpoint += " " + p.Name
+		}
+		usageFrom(ctx).setEndpoint(endpoint)
+		if !mcpFreeMethods[method] {
 			if err := m.admit(ctx); err != nil {
 				return nil, err
 			}
-		case "resources/read":
-			u.setEndpoint("POST " + mcpPath + " resources/read")
-			if err := m.admit(ctx); err != nil {
-				return nil, err
-			}
-		case "resources/list":
+		}
+		if method == "resources/list" {
 			if err := m.syncResources(ctx); err != nil {
 				return nil, err
 			}
@@ -317,6 +325,7 @@ func (m *mcpSurface) addTools(srv *mcp.Server) {
 		})
 	}
 	for _, t := range tools {
+		m.tools[t.tool.Name] = true
 		m.add(srv, t)
 	}
 }
@@ -400,6 +409,7 @@ func validationProblem(ctx context.Context, errs []error) *Problem {
 
 func detailsProblem(ctx context.Context, details []*huma.ErrorDetail) *Problem {
 	p := newProblem(ctx, http.StatusBadRequest, "")
+	cutDetailEchoes(details)
 	p.Errors = details
 	p.Detail = validationDetail(details)
 	return p
@@ -425,7 +435,7 @@ func (m *mcpSurface) readCard(ctx context.Context, req *mcp.ReadResourceRequest)
 	typ, slug, _ := strings.Cut(rest, "/")
 	t := assistant.Token{Type: assistant.EntityType(typ), Slug: slug}
 	if !ok || !t.Valid() {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, mcp.ResourceNotFoundError(cutEcho(uri))
 	}
 	found, err := m.s.Knowledge.Entities(ctx, []assistant.Token{t})
 	if err != nil {
@@ -433,7 +443,7 @@ func (m *mcpSurface) readCard(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	e, ok := found[t]
 	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, mcp.ResourceNotFoundError(cutEcho(uri))
 	}
 	b, err := json.Marshal(cardOf(e))
 	if err != nil {

@@ -30,11 +30,16 @@ func chain(h http.Handler, middleware ...func(http.Handler) http.Handler) http.H
 	return h
 }
 
+// ctxKey is the type of the package's context keys. Every key is listed
+// here, so that no two share a value (TestContextKeysAreDistinct).
 type ctxKey int
 
 const (
-	requestIDKey ctxKey = iota
-	routeKey
+	requestIDKey ctxKey = iota // the request id (requestID)
+	routeKey                   // *route, the matched pattern (observe)
+	keyCtxKey                  // the authenticated API key (authenticate)
+	usageCtxKey                // *usage, the request's usage row (authenticate)
+	rememberKey                // rememberedResolve (rememberResolves)
 )
 
 // RequestIDFrom returns the request id stored by the requestID middleware.
@@ -234,9 +239,9 @@ func (w *problemWriter) Flush() {
 func defaultDetail(r *http.Request, code int, allow string) string {
 	switch code {
 	case http.StatusNotFound:
-		return fmt.Sprintf("No endpoint matches %s %s. The endpoints are listed at /api/assistant/openapi.json.", r.Method, r.URL.Path)
+		return fmt.Sprintf("No endpoint matches %s %s. The endpoints are listed at /api/assistant/openapi.json.", cutEcho(r.Method), cutEcho(r.URL.Path))
 	case http.StatusMethodNotAllowed:
-		return fmt.Sprintf("%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)
+		return fmt.Sprintf("%s is not allowed on %s; allowed: %s.", cutEcho(r.Method), cutEcho(r.URL.Path), allow)
 	case http.StatusRequestEntityTooLarge:
 		return "The request body is too large."
 	}

@@ -85,6 +85,13 @@ func (e *openAIError) ContentType(string) string {
 	return "application/json"
 }
 
+// modelNotFound is the 404 of a model id that names no persona; the id
+// is quoted cut at 200 characters.
+func modelNotFound(model string) *openAIError {
+	return newOpenAIError(http.StatusNotFound, fmt.Sprintf("The model %q does not exist. Use one of: %s.", model, strings.Join(modelIDs(), ", ")),
+		"model", "model_not_found")
+}
+
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
@@ -100,7 +107,7 @@ func newOpenAIError(status int, message, param, code string) *openAIError {
 	case status >= 500:
 		typ = "server_error"
 	}
-	return &openAIError{status: status, Detail: openAIErrorDetail{Message: message, Type: typ, Param: strPtr(param), Code: strPtr(code)}}
+	return &openAIError{status: status, Detail: openAIErrorDetail{Message: cutQuotedEchoes(message), Type: typ, Param: strPtr(cutEcho(param)), Code: strPtr(code)}}
 }
 
 var missingProperty = regexp.MustCompile(`^expected required property (\S+) to be present`)
@@ -307,9 +314,7 @@ type openAIChatInput struct {
 func (f *openAIFacade) chatRequest(in *openAIChatRequest) (chatRequest, error) {
 	mode, ok := modeOfModel(in.Model)
 	if !ok {
-		return chatRequest{}, &openAIError{status: http.StatusNotFound, Detail: openAIErrorDetail{
-			Message: fmt.Sprintf("The model %q does not exist. Use one of: %s.", in.Model, strings.Join(modelIDs(), ", ")),
-			Type:    "invalid_request_error", Param: strPtr("model"), Code: strPtr("model_not_found")}}
+		return chatRequest{}, modelNotFound(in.Model)
 	}
 	var turns []chat.HistoryItem
 	var roles []int // index in Messages of each turn
@@ -563,9 +568,7 @@ type openAIModelOutput struct {
 
 func (f *openAIFacade) getModel(_ context.Context, in *openAIModelInput) (*openAIModelOutput, error) {
 	if _, ok := modeOfModel(in.Model); !ok {
-		return nil, &openAIError{status: http.StatusNotFound, Detail: openAIErrorDetail{
-			Message: fmt.Sprintf("The model %q does not exist. Use one of: %s.", in.Model, strings.Join(modelIDs(), ", ")),
-			Type:    "invalid_request_error", Param: strPtr("model"), Code: strPtr("model_not_found")}}
+		return nil, modelNotFound(in.Model)
 	}
 	return &openAIModelOutput{Body: f.model(in.Model)}, nil
 }

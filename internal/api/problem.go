@@ -91,6 +91,7 @@ func newProblem(ctx context.Context, status int, detail string) *Problem {
 	if detail == "" {
 		p.Detail = http.StatusText(status) + "."
 	}
+	p.Detail = cutQuotedEchoes(p.Detail)
 	return p
 }
 
@@ -159,9 +160,7 @@ func useProblemErrors() {
 					p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
 				}
 			}
-			for _, d := range p.Errors {
-				d.Value = truncateValue(d.Value)
-			}
+			cutDetailEchoes(p.Errors)
 			if status == http.StatusBadRequest && len(p.Errors) > 0 {
 				p.Detail = validationDetail(p.Errors)
 			}
@@ -190,14 +189,54 @@ func useProblemErrors() {
 // problem never echoes a whole large body back.
 const MaxErrorValueChars = 200
 
-func truncateValue(v any) any {
-	cut := func(s string) (string, bool) {
-		if utf8.RuneCountInString(s) <= MaxErrorValueChars {
-			return s, false
-		}
-		r := []rune(s)
-		return string(r[:MaxErrorValueChars]) + "…", true
+// cutEcho cuts caller input quoted in an error message to
+// MaxErrorValueChars characters, followed by "…" when cut.
+func cutEcho(s string) string {
+	s, _ = cutChars(s)
+	return s
+}
+
+// cutQuotedEchoes cuts every double-quoted string of msg, which is how
+// error messages quote caller input (%q), to MaxErrorValueChars
+// characters. Messages built from caller input go through it on every
+// surface: problem documents, the OpenAI facade's errors, MCP's errors.
+func cutQuotedEchoes(msg string) string {
+	if utf8.RuneCountInString(msg) <= MaxErrorValueChars {
+		return msg
 	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		quoted, err := strconv.QuotedPrefix(msg[i:])
+		if err != nil { // an unbalanced quote: the rest is cut as one echo
+			b.WriteString(cutEcho(msg[i:]))
+			return b.String()
+		}
+		msg = msg[i+len(quoted):]
+		if s, err := strconv.Unquote(quoted); err == nil {
+			if cut, wasCut := cutChars(s); wasCut {
+				quoted = strconv.Quote(cut)
+			}
+		}
+		b.WriteString(quoted)
+	}
+}
+
+func cutChars(s string) (string, bool) {
+	if utf8.RuneCountInString(s) <= MaxErrorValueChars {
+		return s, false
+	}
+	r := []rune(s)
+	return string(r[:MaxErrorValueChars]) + "…", true
+}
+
+func truncateValue(v any) any {
+	cut := cutChars
 	switch x := v.(type) {
 	case nil, bool, int, int64, float64:
 		return v
@@ -213,6 +252,15 @@ func truncateValue(v any) any {
 		return s
 	}
 	return v
+}
+
+// cutDetailEchoes cuts the caller's input each detail quotes: its value,
+// its location and anything quoted in its message.
+func cutDetailEchoes(details []*huma.ErrorDetail) {
+	for _, d := range details {
+		d.Value = truncateValue(d.Value)
+		d.Location, d.Message = cutEcho(d.Location), cutQuotedEchoes(d.Message)
+	}
 }
 
 // validationDetail summarises validation errors in one sentence that names

@@ -65,8 +65,6 @@ type rememberedResolve struct {
 	body    []byte
 }
 
-const rememberKey ctxKey = 100
-
 // rememberResolves wraps POST /resolve: a JSON body of at most
 // maxRememberedResolveBody bytes whose answer is remembered for the current
 // knowledge version is answered from memory; any other request goes to the

@@ -75,6 +75,11 @@ type Server struct {
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
 	Degradable map[string]assistant.Pinger
 
+	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
+	// authPenalty, when set, replaces authPenalty (a negative one is none).
+	mcpResponseLimit int
+	authPenalty      time.Duration
+
 	leaderboards leaderboardCache
 	cards        cardCache
 	resolves     resolveMemo
