@@ -158,6 +158,17 @@ type EntityCard struct {
 	WhenToUse  []string `json:"when_to_use"` // situations it fits, in the words of someone in them
 	Pitfalls   []string `json:"pitfalls"`    // common mistakes when applying it
 	Related    []string `json:"related"`
+	// Applications are how the catalog applies the framework to each
+	// constraint archetype it serves (empty for other entities).
+	Applications []CardApplication `json:"applications"`
+}
+
+// CardApplication is the catalog's application of a framework to one
+// constraint archetype, as a card shows it.
+type CardApplication struct {
+	Archetype  string   `json:"archetype"`
+	Text       string   `json:"text"`
+	FirstSteps []string `json:"first_steps"`
 }
 
 // ResolveResponse is the answer of POST /api/assistant/v1/resolve (and of

@@ -305,7 +305,11 @@ func resolveCards(ctx context.Context, db *backend, records []answerRecord) (car
 		}
 	}
 	cards := cardSet{json: map[string]json.RawMessage{}, texts: map[string]string{}}
-	srv := &api.Server{Knowledge: db.reader, Retriever: db.retriever, Citations: db, Ready: db,
+	d, err := openDiagnoser(ctx, db) // a card shows the catalog's applications, as serve's does
+	if err != nil {
+		return cards, err
+	}
+	srv := &api.Server{Knowledge: db.reader, Retriever: db.retriever, Citations: db, Ready: db, Catalog: d.Catalog(), Diagnosis: d,
 		Logger: slog.New(slog.DiscardHandler), Now: time.Now, Version: version, Metrics: prometheus.NewRegistry()}
 	h := srv.Handler()
 	for start := 0; start < len(tokens); start += api.MaxResolveTokens {

@@ -33,6 +33,30 @@ type EntityCard struct {
 	WhenToUse  []string `json:"when_to_use" doc:"Situations the entity fits, in the words of someone in them, one per item."`
 	Pitfalls   []string `json:"pitfalls" doc:"Common mistakes when applying it, one per item."`
 	Related    []string `json:"related" doc:"Tokens of related entities."`
+	// Applications are what the catalog says of the framework for each
+	// constraint it serves: the text a chat answer cites when it applies
+	// the framework, so a reader can check it on hover.
+	Applications []CardApplication `json:"applications" doc:"How the catalog applies this framework to each constraint archetype it serves, in neutral words (a chat answer may cite them in its vertical's words); empty for entities the catalog does not apply."`
+}
+
+// CardApplication is the catalog's application of a framework to one
+// constraint archetype.
+type CardApplication struct {
+	Archetype  string   `json:"archetype" doc:"The constraint archetype id."`
+	Text       string   `json:"text" doc:"Why the framework fits that constraint."`
+	FirstSteps []string `json:"first_steps" doc:"The first steps it prescribes there."`
+}
+
+// card is the hover card of e, with the catalog's applications of it when
+// the server has the diagnosis.
+func (s *Server) card(e assistant.Entity) EntityCard {
+	c := cardOf(e)
+	if s.Diagnosis != nil {
+		for _, a := range s.Diagnosis.ApplicationsOf(e.Token()) {
+			c.Applications = append(c.Applications, CardApplication{Archetype: a.Archetype, Text: a.Application, FirstSteps: nonNil(a.FirstSteps)})
+		}
+	}
+	return c
 }
 
 func cardOf(e assistant.Entity) EntityCard {
@@ -40,7 +64,7 @@ func cardOf(e assistant.Entity) EntityCard {
 		Type: string(e.Type), Slug: e.Slug, Token: e.Token().String(), Title: e.Title,
 		Summary: e.Summary, Year: e.Year, Authors: nonNil(e.Authors), Tags: nonNil(e.Tags),
 		Archetypes: nonNil(e.Archetypes), KeyIdeas: nonNil(e.KeyIdeas),
-		WhenToUse: nonNil(e.WhenToUse), Pitfalls: nonNil(e.Pitfalls), Related: []string{},
+		WhenToUse: nonNil(e.WhenToUse), Pitfalls: nonNil(e.Pitfalls), Related: []string{}, Applications: []CardApplication{},
 	}
 	if e.URL != "" {
 		u := e.URL
@@ -117,7 +141,7 @@ func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput,
 	out := &resolveOutput{}
 	out.Body.Resolved = make([]EntityCard, len(resolved))
 	for i, e := range resolved {
-		out.Body.Resolved[i] = cardOf(e)
+		out.Body.Resolved[i] = s.card(e)
 	}
 	out.Body.Unresolved = unresolved
 	return out, nil
@@ -185,7 +209,7 @@ func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRaw
 	cards := make([][]byte, len(resolved))
 	size := 64
 	for i, e := range resolved {
-		cards[i] = s.cards.json(e)
+		cards[i] = s.cards.json(e, s.card)
 		size += len(cards[i]) + 1
 	}
 	rest, err := marshalJSON(unresolved)
@@ -236,13 +260,13 @@ type cardCache struct {
 
 const maxRememberedCards = 20_000
 
-// json returns the card of e as huma would encode it.
-func (c *cardCache) json(e assistant.Entity) []byte {
+// json returns the card of e (made by card) as huma would encode it.
+func (c *cardCache) json(e assistant.Entity, card func(assistant.Entity) EntityCard) []byte {
 	c.once.Do(func() {
 		c.cards = &memo.Versions[assistant.Token, assistant.Entity, []byte]{MaxKeys: maxRememberedCards}
 	})
 	return c.cards.Get(e.Token(), e, sameCard, func(e assistant.Entity) []byte {
-		b, err := marshalJSON(cardOf(e))
+		b, err := marshalJSON(card(e))
 		if err != nil { // a card is strings, numbers and lists of strings
 			panic(fmt.Sprintf("encoding the card of %s: %v", e.Token(), err))
 		}
@@ -370,7 +394,7 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*searchOutput, er
 	out.Body.Query = in.Q
 	out.Body.Results = []searchResult{}
 	for _, h := range hits {
-		out.Body.Results = append(out.Body.Results, searchResult{EntityCard: cardOf(h.Entity), Score: roundScore(h.Score)})
+		out.Body.Results = append(out.Body.Results, searchResult{EntityCard: s.card(h.Entity), Score: roundScore(h.Score)})
 	}
 	return out, nil
 }

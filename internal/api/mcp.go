@@ -445,7 +445,7 @@ func (m *mcpSurface) readCard(ctx context.Context, req *mcp.ReadResourceRequest)
 	if !ok {
 		return nil, mcp.ResourceNotFoundError(cutEcho(uri))
 	}
-	b, err := json.Marshal(cardOf(e))
+	b, err := json.Marshal(m.s.card(e))
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -18,11 +19,7 @@ type Reading = tooling.Reading
 // shows, what the conversation says was already tried, and the text the
 // tools should search. The word lists and patterns are scope.yaml's; the
 // situations and their cues are the persona's.
-//
-// industry, when not nil, tells the stems that name an industry ("truck",
-// "clinic"): they place the question but are not what it asks, so they
-// weigh less among its key terms.
-func Read(message string, history []HistoryItem, p Persona, industry func(stem string) bool) Reading {
+func Read(message string, history []HistoryItem, p Persona, words Words) Reading {
 	lex := loadLexicon()
 	var earlier []string
 	for _, h := range history {
@@ -62,16 +59,26 @@ func Read(message string, history []HistoryItem, p Persona, industry func(stem s
 	}
 	r.Search = strings.TrimSpace(search)
 
-	words := textproc.Words(r.Search)
-	if s := p.Recognise(words); s.ID != "" {
+	if s := p.Recognise(textproc.Words(r.Search)); s.ID != "" {
 		r.Situation, r.SituationTerms = s.ID, s.Terms
 	}
 	r.HowTo = lex.howTo.find(message, foldCase(message)) != ""
-	r.KeyTerms = keyTerms(r.Search, r.Scope.Business, r.TriedTerms, lex, industry)
+	r.KeyTerms = keyTerms(r.Search, r.Scope.Business, r.TriedTerms, lex, words)
 	if lex.source.find(message, foldCase(message)) != "" {
 		r.Names = sourceNames(message)
 	}
 	return r
+}
+
+// Words says what the knowledge knows of a question's words; either
+// function may be nil.
+type Words struct {
+	// Industry tells the stems that name an industry ("truck", "clinic"):
+	// they place the question but are not what it asks.
+	Industry func(stem string) bool
+	// Specificity tells how specific a stem is to the knowledge base, 0
+	// (every entity uses it) to 1 (none or one does).
+	Specificity func(stem string) float64
 }
 
 // mergeScope keeps the flags set before the scope rule ran.
@@ -138,9 +145,11 @@ func clauses(text string) []string {
 }
 
 // keyTerms are the stems of what the text asks about: its content words,
-// less the vague ones, numbers and what was tried, each once; a word that
-// names something of a business weighs 1, another 0.5.
-func keyTerms(text string, business []string, tried []string, lex *lexicon, industry func(string) bool) []tooling.KeyTerm {
+// less the vague ones, numbers and what was tried, each once. A word that
+// names something of a business weighs 1, a word that names an industry
+// 0.25, another 0.5; each carries how specific it is to the knowledge base
+// (tooling.KeyTerm.Importance).
+func keyTerms(text string, business []string, tried []string, lex *lexicon, words Words) []tooling.KeyTerm {
 	strong := map[string]bool{}
 	for _, w := range business {
 		for _, t := range textproc.Terms(w) {
@@ -160,12 +169,16 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, indu
 		seen[st] = true
 		weight := 0.5
 		switch {
-		case industry != nil && industry(st):
+		case words.Industry != nil && words.Industry(st):
 			weight = 0.25
 		case strong[st]:
 			weight = 1
 		}
-		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight})
+		specificity := 1.0
+		if words.Specificity != nil {
+			specificity = math.Round(words.Specificity(st)*1000) / 1000
+		}
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity})
 	}
 	return out
 }

@@ -300,6 +300,11 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 				res.Applications[i].Title = found[t].Title
 			}
 		}
+		if vertical != "" {
+			if err := tb.addCardWording(ctx, res.Applications, g.Matches[0].ArchetypeID); err != nil {
+				return "", "", "", err
+			}
+		}
 		for _, t := range plan.Citations {
 			if e, ok := found[t]; ok {
 				tb.remember(e, 0.9)
@@ -356,3 +361,20 @@ func firstSentences(s string, n int) string {
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// addCardWording gives each application the neutral wording its
+// framework's card shows, where the vertical's wording differs.
+func (tb *toolbox) addCardWording(ctx context.Context, apps []DiagnoseApplying, archetypeID string) error {
+	neutral, err := tb.s.Diagnoser.Plan(ctx, "", archetypeID)
+	if err != nil {
+		return err
+	}
+	for i, app := range apps {
+		for _, n := range neutral.Applications {
+			if n.Token == app.Token && (n.Application != app.Application || !slices.Equal(n.FirstSteps, app.FirstSteps)) {
+				apps[i].CardApplication, apps[i].CardFirstSteps = n.Application, n.FirstSteps
+			}
+		}
+	}
+	return nil
+}

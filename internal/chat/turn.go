@@ -40,6 +40,8 @@ type Service struct {
 
 	// terms remembers the analysed text of the entities searches return.
 	terms termMemo
+	// specific knows how specific each word is to the knowledge base.
+	specific specificity
 }
 
 // Request is one turn as the API received it, validated.
@@ -113,11 +115,16 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			return Response{}, nil, err
 		}
 	}
-	var industry func(string) bool
+	words := Words{}
 	if w, ok := s.Diagnoser.(interface{ IndustryTerm(string) bool }); ok {
-		industry = w.IndustryTerm
+		words.Industry = w.IndustryTerm
 	}
-	reading := Read(req.Message, req.History, persona, industry)
+	specific, err := s.specific.of(ctx, s)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	words.Specificity = specific
+	reading := Read(req.Message, req.History, persona, words)
 	unknown, err := s.unknownTokens(ctx, req.Message)
 	if err != nil {
 		return Response{}, nil, err

@@ -28,6 +28,10 @@ type Diagnoser struct {
 	// compositions remembers composed applications by [archetype,
 	// vertical] (see composed).
 	compositions sync.Map
+	// frameworks groups the neutral applications by framework, made once
+	// (see byFramework).
+	frameworksOnce sync.Once
+	frameworks     map[assistant.Token][]CatalogApplication
 }
 
 // New builds a Diagnoser. entities are the knowledge entities the preview

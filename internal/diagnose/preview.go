@@ -204,3 +204,35 @@ func capitalise(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// CatalogApplication is the catalog's application of one framework to
+// one archetype, in neutral words: what a framework's card shows of the
+// catalog.
+type CatalogApplication struct {
+	Archetype   string
+	Application string
+	FirstSteps  []string
+}
+
+// ApplicationsOf returns the catalog's applications of the framework to
+// every archetype it serves, in the catalog's order of archetypes and in
+// neutral words; nil for an entity the catalog does not apply. The lists
+// are shared: callers must only read them.
+func (d *Diagnoser) ApplicationsOf(t assistant.Token) []CatalogApplication {
+	return d.byFramework()[t]
+}
+
+// byFramework groups the neutral applications of every archetype by
+// framework, composed once.
+func (d *Diagnoser) byFramework() map[assistant.Token][]CatalogApplication {
+	d.frameworksOnce.Do(func() {
+		d.frameworks = map[assistant.Token][]CatalogApplication{}
+		for _, a := range d.catalog.Archetypes {
+			for _, app := range d.composed(a.ID, "").apps {
+				d.frameworks[app.Framework] = append(d.frameworks[app.Framework],
+					CatalogApplication{Archetype: a.ID, Application: app.Application, FirstSteps: app.FirstSteps})
+			}
+		}
+	})
+	return d.frameworks
+}

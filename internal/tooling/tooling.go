@@ -111,6 +111,12 @@ type DiagnoseApplying struct {
 	FirstSteps  []string `json:"first_steps"`
 	Metrics     []string `json:"metrics"`
 	Supporting  []string `json:"supporting"`
+	// CardApplication and CardFirstSteps are the same application in the
+	// neutral words the framework's card shows (/resolve), when the
+	// vertical's words differ: what an answer cites so a reader can check
+	// it on hover.
+	CardApplication string   `json:"card_application,omitempty"`
+	CardFirstSteps  []string `json:"card_first_steps,omitempty"`
 }
 
 // Scope is the service's reading of whether a question is one the
@@ -191,12 +197,21 @@ type Reading struct {
 
 // KeyTerm is one stem of what the question asks about, with its weight:
 // 1 for a word that names something of a business, less for an ordinary
-// word.
+// word or one that names an industry; and its specificity to the
+// knowledge base: 0 for a word every entity uses, 1 for one that none or
+// one uses.
 type KeyTerm struct {
-	Stem   string  `json:"stem"`
-	Word   string  `json:"word"`
-	Weight float64 `json:"weight"`
+	Stem        string  `json:"stem"`
+	Word        string  `json:"word"`
+	Weight      float64 `json:"weight"`
+	Specificity float64 `json:"specificity"`
 }
+
+// Importance is what the term counts for in the answer's relevance: its
+// weight, scaled by its specificity from a quarter (a word every entity
+// uses) to all of it, so that an answer cannot look relevant by sharing
+// only the words every entity shares.
+func (k KeyTerm) Importance() float64 { return k.Weight * (0.25 + 0.75*k.Specificity) }
 
 // Addressed returns the weighted share of the reading's key terms that
 // has(stem) finds, 0 to 1, and the words of those it does not find,
@@ -206,12 +221,12 @@ func (r Reading) Addressed(has func(stem string) bool) (float64, []string) {
 	var missing []string
 	weight := map[string]float64{}
 	for _, k := range r.KeyTerms {
-		total += k.Weight
+		total += k.Importance()
 		if has(k.Stem) {
-			found += k.Weight
+			found += k.Importance()
 		} else {
 			missing = append(missing, k.Word)
-			weight[k.Word] = k.Weight
+			weight[k.Word] = k.Importance()
 		}
 	}
 	slices.SortStableFunc(missing, func(a, b string) int { return cmp.Compare(weight[b], weight[a]) })

@@ -42,10 +42,10 @@ func (t turn) compose() string {
 	}
 	var b strings.Builder
 	t.preface(&b)
-	if relevance < sureFrom && len(missing) > 0 {
+	if notes := t.weighty(missing); relevance < noteBelow && len(notes) > 0 {
 		// Partly addressed: say plainly what the knowledge does not
 		// cover before what it does.
-		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(missing[:min(3, len(missing))]))
+		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(notes[:min(3, len(notes))]))
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
 	return strings.TrimSpace(b.String())
@@ -57,8 +57,25 @@ func (t turn) compose() string {
 // sureFrom it ends with the question that would sharpen it.
 const (
 	nearestBelow = 0.12
-	sureFrom     = 0.5
+	noteBelow    = 0.4
 )
+
+// weighty keeps the missing words that matter to the question: those the
+// reading weighs at least half (a business word, or a word specific to
+// the knowledge base), in the order given.
+func (t turn) weighty(words []string) []string {
+	weight := map[string]float64{}
+	for _, k := range t.reading.KeyTerms {
+		weight[k.Word] = k.Importance()
+	}
+	var out []string
+	for _, w := range words {
+		if weight[w] >= 0.4 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
 // namesFound reports whether the knowledge read holds the source the
 // message asked to have confirmed: one of its names in an entity's title
@@ -181,9 +198,9 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	case "situation":
 		citeAll(p.pick(t.frameworks(), n, pickRule{least: 1.5}, "when"))
 	case "ideas":
-		citeAll(p.best(t.frameworks(), n, true, "idea", "summary"))
+		citeAll(p.best(t.frameworks(), n, true, "application", "idea", "summary"))
 	case "steps":
-		citeAll(p.pick(t.frameworks(), n, pickRule{least: minOverlap, actions: true}, "idea"))
+		citeAll(p.pick(t.frameworks(), n, pickRule{least: minOverlap, actions: true}, "step", "idea"))
 	case "pitfalls":
 		citeAll(p.best(t.frameworks(), n, false, "pitfall"))
 	case "evidence":
@@ -209,8 +226,12 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 
 // rankedQuestions are the situation's questions, those that share the
 // most with the question first (the persona's order breaks ties).
-func (t turn) rankedQuestions() []string {
-	qs := slices.Clone(t.situationQuestions())
+func (t turn) rankedQuestions() []string { return t.ranked(t.situationQuestions()) }
+
+// ranked orders questions by what they share with the question, most
+// first (the given order breaks ties).
+func (t turn) ranked(questions []string) []string {
+	qs := slices.Clone(questions)
 	weight := map[string]float64{}
 	for _, k := range t.reading.KeyTerms {
 		weight[k.Stem] = k.Weight
@@ -237,21 +258,28 @@ func (t turn) situationQuestions() []string {
 }
 
 // metrics are the numbers to watch: the diagnosis's (the vertical's own
-// first) when the diagnosis applies to the answer, that is when it leads
-// or its likeliest constraint is one the knowledge read serves.
+// first) when the diagnosis applies to the answer.
 func (t turn) metrics() []string {
+	if !t.diagnosisApplies() {
+		return nil
+	}
+	d := t.diagnosis
+	return slices.Concat(d.Metrics, d.Applications[0].Metrics)
+}
+
+// diagnosisApplies reports whether the diagnosis's applications and
+// metrics belong in the answer: when it leads, or when its likeliest
+// constraint is one the knowledge read serves.
+func (t turn) diagnosisApplies() bool {
 	d := t.diagnosis
 	if d == nil || len(d.Applications) == 0 {
-		return nil
+		return false
 	}
 	applies := t.diagnosisLeads()
 	for _, e := range t.entities {
 		applies = applies || slices.Contains(e.Archetypes, d.Matches[0].ArchetypeID)
 	}
-	if !applies {
-		return nil
-	}
-	return slices.Concat(d.Metrics, d.Applications[0].Metrics)
+	return applies
 }
 
 // nearest is the answer when what the knowledge base holds does not
@@ -266,6 +294,7 @@ func (t turn) nearest(p *picker) string {
 	if p != nil {
 		_, missing = t.reading.Addressed(p.addresses)
 	}
+	missing = t.weighty(missing)
 	if !t.namesFound() {
 		missing = t.reading.Names
 	}
@@ -288,9 +317,7 @@ func (t turn) nearest(p *picker) string {
 		b.WriteString(":\n")
 	}
 	b.WriteString("\n## What would settle it\n")
-	for _, q := range t.persona.Settle[:min(2, len(t.persona.Settle))] {
-		fmt.Fprintf(&b, "- %s\n", q)
-	}
+	fmt.Fprintf(&b, "- %s\n", t.ranked(t.persona.Settle)[0])
 	return strings.TrimSpace(b.String())
 }
 

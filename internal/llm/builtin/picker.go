@@ -13,7 +13,9 @@ import (
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
 
 // sentence is one citable sentence of an entity: every kind is shown on
-// the entity's card (/resolve), so a reader can check it on hover.
+// the entity's card (/resolve), so a reader can check it on hover; the
+// catalog's application of a framework (kinds application and step) in
+// neutral words there, in the vertical's words in the answer.
 type sentence struct {
 	entity *entityResult
 	text   string
@@ -99,11 +101,20 @@ type picker struct {
 	// analysed keeps each entity's sentences, so the sections of one
 	// answer list an entity once.
 	analysed map[string][]sentence
+	// applied holds, by framework token, the diagnosis's application of it
+	// when the diagnosis applies to the answer: its text and first steps
+	// are the framework's sentences too (its card shows them).
+	applied map[string]diagnoseApplying
 }
 
 func (t turn) newPicker() *picker {
 	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{},
-		analysed: map[string][]sentence{}}
+		analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	if t.diagnosisApplies() {
+		for _, a := range t.diagnosis.Applications {
+			p.applied[a.Token] = a
+		}
+	}
 	for _, term := range textproc.Terms(t.reading.SituationTerms) {
 		p.terms[term] = 0.4
 	}
@@ -130,6 +141,24 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 		return list
 	}
 	list := sentences(e)
+	if a, ok := p.applied[e.Token]; ok {
+		add := func(kind, s string) {
+			if an := analyse(s); an.words >= 5 {
+				list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+			}
+		}
+		// Cited in the words the card shows, so a reader can check them.
+		text, steps := a.Application, a.FirstSteps
+		if a.CardApplication != "" {
+			text, steps = a.CardApplication, a.CardFirstSteps
+		}
+		for _, s := range textproc.Sentences(text) {
+			add("application", s)
+		}
+		for _, s := range steps {
+			add("step", s)
+		}
+	}
 	p.analysed[e.Token] = list
 	return list
 }

@@ -66,6 +66,9 @@ type diagnoseApplying struct {
 	FirstSteps  []string `json:"first_steps"`
 	Metrics     []string `json:"metrics"`
 	Supporting  []string `json:"supporting"`
+	// The card's wording, when the vertical's differs.
+	CardApplication string   `json:"card_application,omitempty"`
+	CardFirstSteps  []string `json:"card_first_steps,omitempty"`
 }
 
 // decoded is a tool result as decode returns it: the value, and whether

@@ -140,6 +140,15 @@ export interface EntityCard {
   /** Common mistakes when applying it. */
   pitfalls: string[];
   related: string[];
+  /** How the catalog applies the framework to each constraint archetype it serves (empty for other entities). */
+  applications: CardApplication[];
+}
+
+/** The catalog's application of a framework to one constraint archetype. */
+export interface CardApplication {
+  archetype: string;
+  text: string;
+  first_steps: string[];
 }
 
 /** A citation token: written [type:slug] in answers, type:slug in lists. */
