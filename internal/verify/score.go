@@ -154,8 +154,11 @@ type evidence struct {
 	// ascending order: a claim is scored by looking up each of its terms
 	// once, not once per passage.
 	postings map[string][]int
-	words    map[string]bool
-	nums     map[string]bool
+	// locs[i] is where passage i is in its entity (nil for evidence that
+	// is not an entity's).
+	locs  []location
+	words map[string]bool
+	nums  map[string]bool
 }
 
 func newEvidence() *evidence {
@@ -281,6 +284,7 @@ type features struct {
 	x     []float64
 	terms int   // content terms of the claim
 	best  []int // the passages that support the claim best
+	top   int   // the passage of best that holds most of the claim, -1 when none
 	plain float64
 	// contrastCover is the plain coverage of the claim by the passage the
 	// negation and antonym features compare it with.
@@ -360,7 +364,7 @@ func (ev *evidence) features(claim string) features {
 			f.x[i] = feat.compute(s)
 		}
 	}
-	f.best, f.plain = s.best, f.x[fPlain]
+	f.best, f.top, f.plain = s.best, s.top, f.x[fPlain]
 	f.contrastCover = s.sharedWithTop()
 	return f
 }
