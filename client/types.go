@@ -100,11 +100,24 @@ type Verdict struct {
 	Basis string `json:"basis,omitempty"`
 }
 
-// Evidence is the passage that decided a verdict.
+// Evidence is the passage that decided a verdict, and where it is in the
+// entity card that Resolve returns for Type and Slug.
 type Evidence struct {
 	Type    string `json:"type"`
 	Slug    string `json:"slug"`
-	Snippet string `json:"snippet"`
+	Snippet string `json:"snippet"` // the passage cut to 280 bytes, or the work's metadata line
+	// Field is the card field the passage comes from, by its JSON name:
+	// "title", "summary", "year", "authors[i]", "tags[i]", "key_ideas[i]"
+	// (and "when_to_use[i]", "pitfalls[i]", entity fields the card does
+	// not carry). Empty only when a model judge's quote cannot be located.
+	Field string `json:"field"`
+	// Start and End are the offsets of Quote in the field's text, in UTF-16
+	// code units (JavaScript string indices); End is excluded. The year is
+	// located in its decimal form.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Quote is the field's text from Start to End, exactly.
+	Quote string `json:"quote"`
 }
 
 // VerifyRequest is the body of POST /api/v1/verify.

@@ -14,3 +14,9 @@ package verify
 //     eval verify --file eval/claims_corpus.jsonl` reports it by kind.
 //
 //go:generate go run ../../cmd/verifygen corpus -out ../../eval/claims_corpus.jsonl
+//
+//   - model.go, the scorer's weights, refit on the WiCE development set
+//     with the features the model already uses (change them with
+//     -features; the fit prints the cross-validated change of each);
+//
+//go:generate go run ../../cmd/verifygen fit -dev ../../../shared/eval/wice/wice_claim_dev.jsonl -out model.go

@@ -386,7 +386,10 @@ func findQuote(quote string, sources []*judgeSource) (*Evidence, bool) {
 			if len(lp) == len(p) {
 				text = p[i : i+len(q)] // the passage's own casing
 			}
-			return &Evidence{Type: string(s.entity.Type), Slug: s.entity.Slug, Snippet: text}, true
+			loc, _ := locateQuote(s.entity, text)
+			ev := evidenceAt(s.entity, loc, text)
+			ev.Snippet = text
+			return ev, true
 		}
 	}
 	return nil, false

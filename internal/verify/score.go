@@ -154,8 +154,11 @@ type evidence struct {
 	// ascending order: a claim is scored by looking up each of its terms
 	// once, not once per passage.
 	postings map[string][]int
-	words    map[string]bool
-	nums     map[string]bool
+	// locs[i] is where passage i is in its entity (nil for evidence that
+	// is not an entity's).
+	locs  []location
+	words map[string]bool
+	nums  map[string]bool
 }
 
 func newEvidence() *evidence {
@@ -281,6 +284,7 @@ type features struct {
 	x     []float64
 	terms int   // content terms of the claim
 	best  []int // the passages that support the claim best
+	top   int   // the passage of best that holds most of the claim, -1 when none
 	plain float64
 	// contrastCover is the plain coverage of the claim by the passage the
 	// negation and antonym features compare it with.
@@ -302,81 +306,147 @@ const (
 	nFeatures
 )
 
-var featureNames = [nFeatures]string{"best", "greedy3", "union", "submin", "missnum", "missname", "len", "missweight", "plain", "negation", "antonym"}
+// featureSet names each feature and says how it is computed from a
+// scoring; the order is the order of modelWeights. The cheap features
+// come first: bestWindow sets the window the later ones read.
+var featureSet = [nFeatures]struct {
+	name    string
+	compute func(*scoring) float64
+}{
+	fBest:       {"best", (*scoring).bestWindow},
+	fGreedy:     {"greedy3", (*scoring).greedyCover},
+	fUnion:      {"union", (*scoring).unionCover},
+	fSubMin:     {"submin", (*scoring).weakestPart},
+	fMissNum:    {"missnum", (*scoring).missingNumbers},
+	fMissName:   {"missname", (*scoring).missingNames},
+	fLen:        {"len", (*scoring).length},
+	fMissWeight: {"missweight", (*scoring).missingWeight},
+	fPlain:      {"plain", (*scoring).plainCover},
+	fNeg:        {"negation", (*scoring).negationContrast},
+	fAntonym:    {"antonym", (*scoring).antonymContrast},
+}
+
+var featureNames = func() (names [nFeatures]string) {
+	for i, f := range featureSet {
+		names[i] = f.name
+	}
+	return names
+}()
+
+// scoring is one claim held against one evidence: what the features read.
+type scoring struct {
+	ev    *evidence
+	claim *unit
+	text  string
+	posts [][]int   // the passages that use each claim term (posted)
+	ws    []float64 // the weight of each claim term
+	total float64   // their sum, at least minClaimWeight
+	// single[j] is the claim weight found in passage j, pair[j] in
+	// passages j-1 and j together.
+	single, pair []float64
+	best         []int // the best window, set by bestWindow
+	top          int   // the passage of the best window that covers most, -1 when none
+}
 
 func (ev *evidence) features(claim string) features {
 	c := analyseCached(claim, true)
-	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
-	ws := c.weights
-	total := 0.0
-	for _, w := range ws {
-		total += w
+	s := &scoring{ev: ev, claim: &c, text: claim, posts: ev.posted(&c), ws: c.weights, top: -1}
+	for _, w := range s.ws {
+		s.total += w
 	}
 	// A claim of a few words is matched by chance more easily: its
 	// coverage is measured against at least minClaimWeight.
-	total = max(total, minClaimWeight)
-	n := len(ev.units)
-	posts := ev.posted(&c)
-	// Best single passage or window of two neighbours. single[j] is the
-	// weight of the claim found in passage j, pair[j] in passages j-1
-	// and j together; both sum the weights in the claim's term order, as
-	// cover does.
-	single, pair := make([]float64, n), make([]float64, n)
-	for i, post := range posts {
+	s.total = max(s.total, minClaimWeight)
+	s.windows()
+	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
+	for i, feat := range featureSet {
+		if allFeatures || modelWeights[i] != 0 || alwaysComputed[i] {
+			f.x[i] = feat.compute(s)
+		}
+	}
+	f.best, f.top, f.plain = s.best, s.top, f.x[fPlain]
+	f.contrastCover = s.sharedWithTop()
+	return f
+}
+
+// alwaysComputed are the features the checks of verify.go read whatever
+// their weight: the window, coverage and contrasts.
+var alwaysComputed = [nFeatures]bool{fBest: true, fMissNum: true, fMissName: true, fMissWeight: true, fPlain: true, fNeg: true, fAntonym: true}
+
+// windows sums, for each passage and each pair of neighbouring passages,
+// the claim weight they hold, in the claim's term order as cover does.
+func (s *scoring) windows() {
+	n := len(s.ev.units)
+	s.single, s.pair = make([]float64, n), make([]float64, n)
+	for i, post := range s.posts {
 		for k, j := range post {
-			single[j] += ws[i]
-			pair[j] += ws[i]
+			s.single[j] += s.ws[i]
+			s.pair[j] += s.ws[i]
 			if j+1 < n && (k+1 == len(post) || post[k+1] != j+1) {
-				pair[j+1] += ws[i]
+				s.pair[j+1] += s.ws[i]
 			}
 		}
 	}
+}
+
+// bestWindow is the weighted coverage of the claim by its best passage or
+// window of two neighbouring passages of one source.
+func (s *scoring) bestWindow() float64 {
 	bestScore, best := -1.0, []int{}
-	for i := 0; i < n; i++ {
-		if s := single[i] / total; s > bestScore {
-			bestScore, best = s, []int{i}
+	for i := range s.single {
+		if sc := s.single[i] / s.total; sc > bestScore {
+			bestScore, best = sc, []int{i}
 		}
-		if i > 0 && ev.group[i] == ev.group[i-1] {
-			if s := pair[i] / total; s > bestScore+1e-9 {
-				bestScore, best = s, []int{i - 1, i}
+		if i > 0 && s.ev.group[i] == s.ev.group[i-1] {
+			if sc := s.pair[i] / s.total; sc > bestScore+1e-9 {
+				bestScore, best = sc, []int{i - 1, i}
 			}
 		}
 	}
-	if n == 0 {
-		bestScore = 0
-	}
-	f.x[fBest] = bestScore
-	f.best = best
-	// Plain (unweighted) coverage of the best passage.
-	if len(best) > 0 && len(c.terms) > 0 {
-		ones := make([]float64, len(c.terms))
-		for i := range ones {
-			ones[i] = 1
+	s.best = best
+	for _, i := range best {
+		if s.top < 0 || s.single[i] > s.single[s.top] {
+			s.top = i
 		}
-		f.plain = cover(posts, ones, float64(len(c.terms)), best...)
 	}
-	f.x[fPlain] = f.plain
-	if allFeatures || modelWeights[fGreedy] != 0 {
-		f.x[fGreedy] = ev.greedy(posts, ws, total, 3)
+	return max(bestScore, 0)
+}
+
+// plainCover is the unweighted coverage of the claim by the best window.
+func (s *scoring) plainCover() float64 {
+	if len(s.best) == 0 || len(s.claim.terms) == 0 {
+		return 0
 	}
-	// Union over all the evidence.
-	if total > 0 {
-		miss := 0.0
-		for i, post := range posts {
-			if len(post) == 0 {
-				miss += ws[i]
-			}
+	ones := make([]float64, len(s.claim.terms))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return cover(s.posts, ones, float64(len(s.claim.terms)), s.best...)
+}
+
+// greedyCover is the weighted coverage reached by up to three passages
+// together.
+func (s *scoring) greedyCover() float64 { return s.ev.greedy(s.posts, s.ws, s.total, 3) }
+
+// missingWeight is the weight of the claim's terms no passage uses.
+func (s *scoring) missingWeight() float64 {
+	miss := 0.0
+	for i, post := range s.posts {
+		if len(post) == 0 {
+			miss += s.ws[i]
 		}
-		f.x[fUnion] = 1 - miss/total
-		f.x[fMissWeight] = miss
 	}
-	// Sub-claims: every part must be supported.
-	f.x[fSubMin] = 1
-	var parts []string
-	if allFeatures || modelWeights[fSubMin] != 0 {
-		parts = subClaims(claim)
-	}
-	for _, part := range parts {
+	return miss
+}
+
+// unionCover is the weighted coverage of the claim by all the evidence.
+func (s *scoring) unionCover() float64 { return 1 - s.missingWeight()/s.total }
+
+// weakestPart is the coverage of the least supported clause of the claim
+// (two passages per clause): every part must be supported.
+func (s *scoring) weakestPart() float64 {
+	low := 1.0
+	for _, part := range subClaims(s.text) {
 		p := analysePassage(part)
 		if len(p.terms) < 2 {
 			continue
@@ -385,47 +455,73 @@ func (ev *evidence) features(claim string) features {
 		for _, w := range p.weights {
 			pt += w
 		}
-		if s := ev.greedy(ev.posted(&p), p.weights, pt, 2); s < f.x[fSubMin] {
-			f.x[fSubMin] = s
+		low = min(low, s.ev.greedy(s.ev.posted(&p), p.weights, pt, 2))
+	}
+	return low
+}
+
+// missingNumbers counts the claim's numbers the evidence never states.
+func (s *scoring) missingNumbers() float64 {
+	n := 0
+	for _, num := range s.claim.numbers {
+		if !s.ev.nums[num] {
+			n++
 		}
 	}
-	for _, num := range c.numbers {
-		if !ev.nums[num] {
-			f.x[fMissNum]++
+	return float64(n)
+}
+
+// missingNames counts the claim's names the evidence never uses.
+func (s *scoring) missingNames() float64 {
+	n := 0
+	for _, name := range s.claim.names {
+		if !s.ev.words[name] && len(s.ev.postings[textproc.Stem(name)]) == 0 {
+			n++
 		}
 	}
-	for _, name := range c.names {
-		if !ev.words[name] && len(ev.postings[textproc.Stem(name)]) == 0 {
-			f.x[fMissName]++
+	return float64(n)
+}
+
+// length is the log of the number of the claim's content terms.
+func (s *scoring) length() float64 { return math.Log1p(float64(len(s.claim.terms))) }
+
+// negationContrast is 1 when a term the claim shares with the top passage
+// of its best window is negated in one of them and not in the other.
+func (s *scoring) negationContrast() float64 {
+	if s.top < 0 {
+		return 0
+	}
+	p := &s.ev.units[s.top]
+	for i, t := range s.claim.terms {
+		if _, ok := slices.BinarySearch(s.posts[i], s.top); ok && s.claim.negated[t] != p.negated[t] {
+			return 1
 		}
 	}
-	f.x[fLen] = math.Log1p(float64(len(c.terms)))
-	// Contrast with the passage of the best window that shares most of the
-	// claim: a word they share that one of them negates and the other does
-	// not, or a word of the claim whose opposite the passage uses instead.
-	if len(best) > 0 {
-		top, topCover := best[0], -1.0
-		for _, i := range best {
-			if cv := single[i] / total; cv > topCover {
-				top, topCover = i, cv
-			}
-		}
-		p := &ev.units[top]
-		shared := 0 // claim terms the passage uses too
-		for i, t := range c.terms {
-			if _, ok := slices.BinarySearch(posts[i], top); ok {
-				shared++
-				if c.negated[t] != p.negated[t] {
-					f.x[fNeg] = 1
-				}
-			}
-		}
-		f.x[fAntonym] = float64(contrasts(c.claim.opposable, c.stems, p.stems))
-		if len(c.terms) > 0 {
-			f.contrastCover = float64(shared) / float64(len(c.terms))
+	return 0
+}
+
+// antonymContrast counts the claim's words whose opposite the top passage
+// uses instead.
+func (s *scoring) antonymContrast() float64 {
+	if s.top < 0 {
+		return 0
+	}
+	return float64(contrasts(s.claim.claim.opposable, s.claim.stems, s.ev.units[s.top].stems))
+}
+
+// sharedWithTop is the share of the claim's terms the top passage uses:
+// the contrasts count only when it repeats most of the claim.
+func (s *scoring) sharedWithTop() float64 {
+	if s.top < 0 || len(s.claim.terms) == 0 {
+		return 0
+	}
+	shared := 0
+	for i := range s.claim.terms {
+		if _, ok := slices.BinarySearch(s.posts[i], s.top); ok {
+			shared++
 		}
 	}
-	return f
+	return float64(shared) / float64(len(s.claim.terms))
 }
 
 // greedy picks up to k passages, each time the one that adds the most

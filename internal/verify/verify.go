@@ -64,11 +64,17 @@ type Verdict struct {
 }
 
 // Evidence is the passage of an entity that supports or contradicts a
-// claim.
+// claim, and where it is in the entity's card (location.go).
 type Evidence struct {
 	Type    string `json:"type"`
 	Slug    string `json:"slug"`
-	Snippet string `json:"snippet"`
+	Snippet string `json:"snippet" doc:"The passage, cut to 280 bytes at a word boundary; when the verdict rests on the work's title, authors or year, its metadata line (\"Title\" by A, published in Y)."`
+	// Field, Start and End locate Quote in the card: Field is the JSON
+	// name of the card field, Start and End UTF-16 offsets in its text.
+	Field string `json:"field" example:"key_ideas[2]" doc:"The field of the entity card (POST /resolve) the passage comes from: title, summary, year, authors[i], tags[i], key_ideas[i]; when_to_use[i] and pitfalls[i] name fields of the entity the card does not carry. Empty only when a model judge quoted a passage that cannot be located."`
+	Start int    `json:"start" minimum:"0" doc:"Offset of the passage in the field's text, in UTF-16 code units (JavaScript string indices), included. A year is located in its decimal form."`
+	End   int    `json:"end" minimum:"0" doc:"Offset of the end of the passage in the field's text, in UTF-16 code units, excluded."`
+	Quote string `json:"quote" doc:"The field's text from start to end, exactly: the passage to highlight."`
 }
 
 // Confidence is the verdict on a whole answer (D7).
@@ -222,12 +228,13 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	facts := analyseCached(v.Claim, true).claim
 	// Metadata first: a wrong year, author or title is a contradiction.
 	if len(cl.Citations) > 0 {
-		if e, snippet, reason := contradiction(facts, sources, index); reason != "" {
+		if e, field, meta, reason := contradiction(facts, sources, index); reason != "" {
 			v.Status, v.Reason = Contradicted, reason
-			v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet}
+			v.Evidence = metadataEvidence(e, field, meta)
 			return v
 		}
 	}
+	claimStems := analyseCached(v.Claim, true).stems
 	// Each source is scored on its own: a claim must be supported by one
 	// entity, not stitched together from several.
 	score, overlap, contrast := -1.0, 0.0, false
@@ -243,7 +250,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 			rest := ev.features(facts.rest)
 			if rest.x[fMissName] == 0 && rest.x[fMissNum] == 0 && rest.x[fMissWeight] < 0.9 &&
 				(rest.terms < 3 || probability(rest.x) >= c.Threshold) {
-				p, f.best = max(p, 1), []int{i}
+				p, f.best, f.top = max(p, 1), []int{i}, i
 				f.x[fBest] = max(f.x[fBest], 1)
 			}
 		}
@@ -256,11 +263,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		// of the source.
 		contrast = len(cl.Citations) > 0 && f.contrastCover >= contrastOverlap && (f.x[fNeg] > 0 || f.x[fAntonym] > 0)
 		if len(f.best) > 0 && f.x[fBest] > 0 {
-			var parts []string
-			for _, i := range f.best {
-				parts = append(parts, ev.texts[i])
-			}
-			v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet(strings.Join(parts, " "))}
+			v.Evidence = ev.passageEvidence(e, f.best, f.top, claimStems)
 		}
 	}
 	v.Score = math.Round(score*1000) / 1000
@@ -273,7 +276,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 			ev := index.evidence(e)
 			if j, reason := ev.reversal(&claim); j >= 0 {
 				v.Status, v.Score, v.Reason = Contradicted, 0, reason
-				v.Evidence = &Evidence{Type: string(e.Type), Slug: e.Slug, Snippet: snippet(ev.texts[j])}
+				v.Evidence = evidenceAt(e, ev.placeLine(e, ev.locs[j], claim.stems), ev.texts[j])
 				return v
 			}
 		}
@@ -316,29 +319,6 @@ const contrastOverlap = 0.8
 // have for the claim to count as addressed by the sources.
 const relevantOverlap = 1.0 / 3
 
-// passages are the units of evidence of an entity: its metadata line, the
-// sentences of its summary, each list item, and adjacent pairs of summary
-// sentences.
-func passages(e assistant.Entity) []string {
-	meta := "\"" + e.Title + "\""
-	if len(e.Authors) > 0 {
-		meta += " by " + strings.Join(e.Authors, ", ")
-	}
-	if e.Year != nil {
-		meta += fmt.Sprintf(", published in %d", *e.Year)
-	}
-	out := []string{meta + "."}
-	sentences := textproc.Sentences(e.Summary)
-	out = append(out, sentences...)
-	for _, list := range [][]string{e.KeyIdeas, e.WhenToUse, e.Pitfalls} {
-		out = append(out, list...)
-	}
-	if len(e.Tags) > 0 {
-		out = append(out, e.Title+": "+strings.Join(e.Tags, ", "))
-	}
-	return out
-}
-
 // entityEvidence remembers the analysed evidence of entities across
 // checks, by token: up to maxVersionsPerToken versions of each (a chat turn
 // adds its vertical's applications of a framework to the framework's key
@@ -372,9 +352,11 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	}
 	ev := entityEvidence.Get(e.Token(), e, samePassages, func(e assistant.Entity) *evidence {
 		ev := newEvidence()
-		for _, text := range passages(e) {
+		texts, locs := locatedPassages(e)
+		for _, text := range texts {
 			ev.add(text, 0)
 		}
+		ev.locs = locs
 		return ev
 	})
 	ix[e.Token()] = ev
@@ -396,9 +378,10 @@ var (
 )
 
 // contradiction checks the metadata a claim attributes to the works it
-// cites: years, author names and quoted titles. It returns the entity, a
-// snippet and a reason when the claim gets one of them wrong.
-func contradiction(claim *claimFacts, sources []assistant.Entity, index evidenceIndex) (assistant.Entity, string, string) {
+// cites: years, author names and quoted titles. It returns the entity, the
+// field that says otherwise (title, year, authors[0]), the metadata line
+// and a reason when the claim gets one of them wrong.
+func contradiction(claim *claimFacts, sources []assistant.Entity, index evidenceIndex) (assistant.Entity, string, string, string) {
 	e := sources[0]
 	meta := index.evidence(e).texts[0]
 	// A quoted phrase that the sentence presents as a work's title must be
@@ -412,15 +395,15 @@ func contradiction(claim *claimFacts, sources []assistant.Entity, index evidence
 		}) {
 			continue
 		}
-		return e, meta, fmt.Sprintf("the cited work is titled %q", e.Title)
+		return e, "title", meta, fmt.Sprintf("the cited work is titled %q", e.Title)
 	}
 	// A year must be the cited work's year (or appear in its text).
 	for _, y := range claim.years {
 		if !anyEntity(sources, func(x assistant.Entity) bool { return yearOf(x) == y || strings.Contains(x.Summary, y) }) {
 			if yearOf(e) == "" {
-				return e, meta, "the cited work's year is unknown, not " + y
+				return e, "title", meta, "the cited work's year is unknown, not " + y
 			}
-			return e, meta, fmt.Sprintf("the cited work is from %s, not %s", yearOf(e), y)
+			return e, "year", meta, fmt.Sprintf("the cited work is from %s, not %s", yearOf(e), y)
 		}
 	}
 	// Each person said to have written the work (a run of capitalised
@@ -439,11 +422,11 @@ func contradiction(claim *claimFacts, sources []assistant.Entity, index evidence
 				if who == "" {
 					who = "unknown"
 				}
-				return e, meta, fmt.Sprintf("the cited work is by %s, not %s", who, strings.Join(person, " "))
+				return e, "authors[0]", meta, fmt.Sprintf("the cited work is by %s, not %s", who, strings.Join(person, " "))
 			}
 		}
 	}
-	return assistant.Entity{}, "", ""
+	return assistant.Entity{}, "", "", ""
 }
 
 // namesWork reports whether an entity's own text (its passages) presents

@@ -83,11 +83,29 @@ export interface Verdict {
   basis?: "no_evidence" | "insufficient";
 }
 
-/** The passage that decided a verdict. */
+/**
+ * The passage that decided a verdict, and where it is in the entity card
+ * that resolve() returns for type and slug: `card[field]` (or the list item
+ * `card.key_ideas[i]` for `"key_ideas[i]"`) sliced from start to end is the
+ * quote, so `text.slice(e.start, e.end) === e.quote`.
+ */
 export interface Evidence {
   type: EntityType;
   slug: string;
+  /** The passage cut to 280 bytes, or the work's metadata line ("Title" by A, published in Y). */
   snippet: string;
+  /**
+   * The card field, by its JSON name: "title", "summary", "year" (its decimal form),
+   * "authors[i]", "tags[i]", "key_ideas[i]"; "when_to_use[i]" and "pitfalls[i]" are entity
+   * fields the card does not carry. Empty only when a model judge's quote cannot be located.
+   */
+  field: string;
+  /** Offset of the passage in the field's text, in UTF-16 code units (JavaScript string indices). */
+  start: number;
+  /** Offset of its end, excluded. */
+  end: number;
+  /** The field's text from start to end, exactly. */
+  quote: string;
 }
 
 /** The body of POST /api/v1/verify. */

@@ -103,6 +103,24 @@ describe("against a real assistant serve", { timeout: 120_000 }, () => {
     assert.equal(conf.verdicts[1]!.evidence?.slug, "little-1961-queuing-formula");
     assert.notEqual(conf.verdicts[0]!.status, "contradicted");
 
+    // Each evidence locates its passage in the resolved card: the field's
+    // text sliced at start and end (UTF-16 indices) is the quote.
+    const { resolved } = await client.resolve([{ type: "paper", slug: "little-1961-queuing-formula" }]);
+    const card = resolved[0] as unknown as Record<string, unknown>;
+    for (const v of conf.verdicts) {
+      const e = v.evidence;
+      if (!e) continue;
+      const m = /^([a-z_]+)(?:\[(\d+)\])?$/.exec(e.field);
+      assert.ok(m, `field ${e.field}`);
+      let value = card[m[1]!];
+      if (m[2] !== undefined) value = (value as unknown[])[Number(m[2])];
+      const text = typeof value === "number" ? String(value) : String(value);
+      assert.equal(text.slice(e.start, e.end), e.quote, JSON.stringify(e));
+      assert.ok(e.quote.length > 0);
+    }
+    assert.equal(conf.verdicts[1]!.evidence?.field, "year");
+    assert.equal(conf.verdicts[1]!.evidence?.quote, "1961");
+
     // A citation that does not resolve is a typed 400 naming it.
     const err = await client
       .verify({ text: "Queues grow when utilization approaches one.", citations: ["paper:nope"] })
