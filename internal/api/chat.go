@@ -29,7 +29,7 @@ type chatRequest struct {
 	Mode    string             `json:"mode,omitempty" enum:"operator,customer,support,success" default:"operator" example:"operator" doc:"The persona: operator (default), customer, support or success."`
 	Source  string             `json:"source,omitempty" maxLength:"200" doc:"A label of the calling integration; recorded with usage, never changes the answer."`
 	// Vertical is D28: the caller's industry.
-	Vertical string `json:"vertical,omitempty" example:"ecommerce" doc:"Optional: the business's industry, a vertical id from GET /api/assistant/v1/catalog (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education). The answer then uses that industry's words. Absent, the assistant infers the industry only on clear evidence and otherwise answers in neutral words. An unknown id is a 400 whose detail lists the allowed ids (decision D28)."`
+	Vertical string `json:"vertical,omitempty" example:"ecommerce" doc:"Optional: the business's industry, a vertical id from GET /api/assistant/v1/catalog (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education, construction). The answer then uses that industry's words. Absent, the assistant infers the industry only on clear evidence and otherwise answers in neutral words. An unknown id is a 400 whose detail lists the allowed ids (decision D28)."`
 }
 
 type chatInput struct {

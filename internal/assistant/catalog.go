@@ -21,7 +21,7 @@ var ArchetypeIDs = []string{
 var VerticalIDs = []string{
 	"saas", "ecommerce", "agency", "marketplace", "professional-services",
 	"manufacturing", "healthcare", "hospitality", "retail", "logistics",
-	"fintech", "education",
+	"fintech", "education", "construction",
 }
 
 // IsArchetype reports whether id is a catalog archetype id.

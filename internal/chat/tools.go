@@ -47,7 +47,7 @@ func toolSpecs(withDiagnosis bool) []llm.Tool {
 	}
 	if withDiagnosis {
 		tools = append(tools, llm.Tool{Name: ToolDiagnose,
-			Description: "Diagnose which constraint archetype holds a business back from a description of its situation, and get the frameworks that apply with first steps and metrics. Pass the vertical (saas, ecommerce, agency, marketplace, professional-services, manufacturing, healthcare, hospitality, retail, logistics, fintech, education) when it is clear.",
+			Description: "Diagnose which constraint archetype holds a business back from a description of its situation, and get the frameworks that apply with first steps and metrics. Pass the vertical (" + strings.Join(assistant.VerticalIDs, ", ") + ") when it is clear.",
 			Parameters:  schema(`{"type":"object","properties":{"description":{"type":"string"},"vertical":{"type":"string"}},"required":["description"]}`)})
 	}
 	return tools

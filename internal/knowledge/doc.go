@@ -7,7 +7,9 @@
 // idempotently: unchanged entities are not rewritten. Entities can also be
 // read from JSON lines (ParseJSONL, what `kb export` writes) and BibTeX
 // (ParseBibTeX); Merge lays imported entities over the embedded ones, and
-// Validate checks any set of them.
+// Validate checks any set of them. Tokens of entities merged into another
+// one live on as aliases (aliases.yaml): WithAliases wraps a store so that
+// they still resolve, to the entity that absorbed them.
 //
 // The package also analyses search queries for every store: QueryTerms
 // reduces text to plain words (no query syntax survives), and Vocabulary
