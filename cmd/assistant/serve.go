@@ -86,6 +86,11 @@ func serve(ctx context.Context, e env, args []string) error {
 		Logger: logger, Now: e.now,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
 		Chat:     chatService,
+		// The playground's own window per admin account and workspace,
+		// with the chat limit's numbers (docs/playground.md).
+		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
+		PlaygroundLimit:   cfg.ChatRateLimit,
+		PlaygroundWindow:  cfg.ChatRateWindow,
 	}
 	adminHandler, err := adminArea.Routes()
 	if err != nil {

@@ -66,6 +66,13 @@ type Handler struct {
 	// Chat runs the turns of the playground at /admin/playground
 	// (optional: without it the playground says it is unavailable).
 	Chat ChatRunner
+	// PlaygroundLimiter counts the playground's turns in a window of
+	// their own per admin account and workspace: PlaygroundLimit turns
+	// (0: no limit) per rolling PlaygroundWindow, which the limiter must
+	// count over (optional: PlaygroundDefaultLimit a minute in process).
+	PlaygroundLimiter assistant.Limiter
+	PlaygroundLimit   int
+	PlaygroundWindow  time.Duration
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -116,6 +123,10 @@ func (h *Handler) Routes() (http.Handler, error) {
 	}
 	if h.Attempts == nil {
 		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
+	}
+	if h.PlaygroundLimiter == nil {
+		h.PlaygroundLimit, h.PlaygroundWindow = PlaygroundDefaultLimit, time.Minute
+		h.PlaygroundLimiter = ratelimit.NewSlidingWindow(h.PlaygroundLimit, h.PlaygroundWindow, h.Now)
 	}
 	var secret [32]byte
 	rand.Read(secret[:])
