@@ -73,6 +73,11 @@ type Handler struct {
 	PlaygroundLimiter assistant.Limiter
 	PlaygroundLimit   int
 	PlaygroundWindow  time.Duration
+	// OverHTTPS reports whether a request reached the service over https,
+	// which makes the session cookie Secure (optional: the request came
+	// over TLS to this process). Serve also believes trusted proxies and
+	// the configured public URL.
+	OverHTTPS func(*http.Request) bool
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -178,7 +183,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "Request refused",
 			"This form was submitted from another site, so it was refused. Open the admin area directly and try again.")
 	}))
-	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOrJSON(mux))))), nil
+	return securityHeaders(h.secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOrJSON(mux))))), nil
 }
 
 // noListing answers 404 for directories: the static files are served,
@@ -781,12 +786,16 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// secureCookies marks cookies Secure when the request came over TLS, so
-// the session cookie is Secure behind TLS and still works on plain
-// http://localhost.
-func secureCookies(next http.Handler) http.Handler {
+// secureCookies marks cookies Secure when the request reached the service
+// over https (OverHTTPS), so the session cookie is Secure behind TLS and
+// still works on plain http://localhost.
+func (h *Handler) secureCookies(next http.Handler) http.Handler {
+	overHTTPS := h.OverHTTPS
+	if overHTTPS == nil {
+		overHTTPS = func(r *http.Request) bool { return r.TLS != nil }
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil {
+		if !overHTTPS(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
