@@ -170,6 +170,21 @@ func TestCompose(t *testing.T) {
 	if !strings.Contains(string(conf), "proxy_buffering off") {
 		t.Errorf("nginx.conf buffers responses: chat streams would stall")
 	}
+	// Secure cookies: users come in over https, and the instances know it.
+	if u, err := url.Parse(composeDefaults(str(t, env, "ASSISTANT_PUBLIC_URL"))); err != nil || u.Scheme != "https" {
+		t.Errorf("ASSISTANT_PUBLIC_URL %q: want an https URL, so the session cookie is Secure", str(t, env, "ASSISTANT_PUBLIC_URL"))
+	}
+	for _, want := range []string{"listen 8443 ssl", "ssl_certificate ", "proxy_set_header X-Forwarded-Proto $scheme"} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("nginx.conf lacks %q", want)
+		}
+	}
+	if !slices.Contains(mounts, any("./tls:/etc/nginx/tls:ro")) {
+		t.Errorf("the load balancer does not mount the TLS pair")
+	}
+	if trusted := str(t, env, "ASSISTANT_TRUSTED_PROXIES"); trusted == "" {
+		t.Errorf("nginx is not a trusted proxy: its X-Forwarded-Proto would be ignored")
+	}
 }
 
 func TestKubernetes(t *testing.T) {
@@ -256,6 +271,17 @@ func TestKubernetes(t *testing.T) {
 	}
 	if got := str(t, svc, "spec", "ports", 0, "targetPort"); got != portName {
 		t.Errorf("the Service targets port %q, the container's is %q", got, portName)
+	}
+	// Secure cookies: the Ingress terminates TLS for the host users reach,
+	// and that https URL is the service's public URL.
+	public, err := url.Parse(str(t, env["ASSISTANT_PUBLIC_URL"], "value"))
+	if err != nil || public.Scheme != "https" {
+		t.Errorf("ASSISTANT_PUBLIC_URL %v: want an https URL, so the session cookie is Secure", public)
+	} else {
+		host := str(t, ing, "spec", "rules", 0, "host")
+		if public.Host != host || str(t, ing, "spec", "tls", 0, "hosts", 0) != host || str(t, ing, "spec", "tls", 0, "secretName") == "" {
+			t.Errorf("the Ingress does not terminate TLS for %s (public URL %s)", host, public)
+		}
 	}
 	backend := get(t, ing, "spec", "rules", 0, "http", "paths", 0, "backend", "service")
 	if str(t, backend, "name") != str(t, svc, "metadata", "name") || str(t, backend, "port", "name") != str(t, svc, "spec", "ports", 0, "name") {

@@ -48,7 +48,7 @@ func startServerOutput(t *testing.T, extraEnv map[string]string) (string, *syncB
 	go func() {
 		done <- run(ctx, []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), stdout, stderr)
 	}()
-	serving := regexp.MustCompile(`serving on (http://[0-9.:]+)`)
+	serving := regexp.MustCompile(`serving on (https?://[0-9.:]+)`)
 	deadline := time.Now().Add(60 * time.Second)
 	var base string
 	for base == "" {

@@ -85,7 +85,15 @@ func serve(ctx context.Context, e env, args []string) error {
 		Throttle: lim.loginThrottle(), Attempts: lim.tiered("login_attempts", 0, admin.LoginAttemptsPerMinute),
 		Logger: logger, Now: e.now,
 		ClientIP: func(r *http.Request) string { return api.ClientIP(r, cfg.TrustedProxies).String() },
-		Chat:     chatService,
+		OverHTTPS: func(r *http.Request) bool {
+			return cfg.PublicHTTPS() || api.RequestIsHTTPS(r, cfg.TrustedProxies)
+		},
+		Chat: chatService,
+		// The playground's own window per admin account and workspace,
+		// with the chat limit's numbers (docs/playground.md).
+		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
+		PlaygroundLimit:   cfg.ChatRateLimit,
+		PlaygroundWindow:  cfg.ChatRateWindow,
 	}
 	adminHandler, err := adminArea.Routes()
 	if err != nil {
@@ -131,6 +139,14 @@ func serve(ctx context.Context, e env, args []string) error {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	defer ln.Close()
+	scheme := "http"
+	if cfg.ServesTLS() {
+		certs, err := newCertReloader(cfg.TLSCertFile, cfg.TLSKeyFile, logger, e.now)
+		if err != nil {
+			return err
+		}
+		httpServer.TLSConfig, scheme = certs.tlsConfig(), "https"
+	}
 	if cfg.ProfileAddr != "" {
 		stop, err := serveProfiles(cfg, e, logger)
 		if err != nil {
@@ -141,15 +157,25 @@ func serve(ctx context.Context, e env, args []string) error {
 
 	// Nothing can fail the start from here on, so the setup link (which
 	// replaces the previous one) is printed last.
-	base := "http://" + displayAddr(ln.Addr())
+	base := scheme + "://" + displayAddr(ln.Addr())
 	fmt.Fprintf(e.stdout, "assistant %s serving on %s (API docs: %s/api/assistant/docs/)\n", version, base, base)
-	logger.Info("listening", "addr", ln.Addr().String())
-	if err := printSetupLink(ctx, e, db, base, cfg.UsesPostgres()); err != nil {
+	logger.Info("listening", "addr", ln.Addr().String(), "tls", cfg.ServesTLS())
+	linkBase := base
+	if cfg.PublicURL != "" {
+		linkBase = cfg.PublicURL
+	}
+	if err := printSetupLink(ctx, e, db, linkBase, cfg.UsesPostgres()); err != nil {
 		return err
 	}
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpServer.Serve(ln) }()
+	go func() {
+		if httpServer.TLSConfig != nil {
+			serveErr <- httpServer.ServeTLS(ln, "", "") // the certificate comes from TLSConfig
+			return
+		}
+		serveErr <- httpServer.Serve(ln)
+	}()
 
 	select {
 	case err := <-serveErr:

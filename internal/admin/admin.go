@@ -66,6 +66,18 @@ type Handler struct {
 	// Chat runs the turns of the playground at /admin/playground
 	// (optional: without it the playground says it is unavailable).
 	Chat ChatRunner
+	// PlaygroundLimiter counts the playground's turns in a window of
+	// their own per admin account and workspace: PlaygroundLimit turns
+	// (0: no limit) per rolling PlaygroundWindow, which the limiter must
+	// count over (optional: PlaygroundDefaultLimit a minute in process).
+	PlaygroundLimiter assistant.Limiter
+	PlaygroundLimit   int
+	PlaygroundWindow  time.Duration
+	// OverHTTPS reports whether a request reached the service over https,
+	// which makes the session cookie Secure (optional: the request came
+	// over TLS to this process). Serve also believes trusted proxies and
+	// the configured public URL.
+	OverHTTPS func(*http.Request) bool
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -117,6 +129,10 @@ func (h *Handler) Routes() (http.Handler, error) {
 	if h.Attempts == nil {
 		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
 	}
+	if h.PlaygroundLimiter == nil {
+		h.PlaygroundLimit, h.PlaygroundWindow = PlaygroundDefaultLimit, time.Minute
+		h.PlaygroundLimiter = ratelimit.NewSlidingWindow(h.PlaygroundLimit, h.PlaygroundWindow, h.Now)
+	}
 	var secret [32]byte
 	rand.Read(secret[:])
 	block, err := aes.NewCipher(secret[:])
@@ -167,7 +183,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 		h.renderError(w, r, http.StatusForbidden, "Request refused",
 			"This form was submitted from another site, so it was refused. Open the admin area directly and try again.")
 	}))
-	return securityHeaders(secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOrJSON(mux))))), nil
+	return securityHeaders(h.secureCookies(csrf.Handler(h.Sessions.LoadAndSave(h.formsOrJSON(mux))))), nil
 }
 
 // noListing answers 404 for directories: the static files are served,
@@ -770,12 +786,16 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-// secureCookies marks cookies Secure when the request came over TLS, so
-// the session cookie is Secure behind TLS and still works on plain
-// http://localhost.
-func secureCookies(next http.Handler) http.Handler {
+// secureCookies marks cookies Secure when the request reached the service
+// over https (OverHTTPS), so the session cookie is Secure behind TLS and
+// still works on plain http://localhost.
+func (h *Handler) secureCookies(next http.Handler) http.Handler {
+	overHTTPS := h.OverHTTPS
+	if overHTTPS == nil {
+		overHTTPS = func(r *http.Request) bool { return r.TLS != nil }
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil {
+		if !overHTTPS(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

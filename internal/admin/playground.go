@@ -2,6 +2,8 @@ package admin
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +11,9 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -26,10 +30,13 @@ type ChatRunner interface {
 const (
 	PlaygroundMaxMessage = 8000
 	PlaygroundMaxHistory = 50
-	// PlaygroundMaxBytes bounds the JSON body of POST /admin/playground/chat:
-	// 51 texts of 8000 characters of up to 4 bytes each, with room for
-	// JSON escapes.
-	PlaygroundMaxBytes = 4 << 20
+	// PlaygroundMaxBytes bounds the JSON body of POST /admin/playground/chat
+	// as the API bounds its bodies: exactly 256 KiB is accepted.
+	PlaygroundMaxBytes = 256 << 10
+	// PlaygroundDefaultLimit is the playground's turns per admin account
+	// and workspace a minute when no limiter is given (the API chat's
+	// default; serve gives the configured chat limit).
+	PlaygroundDefaultLimit = 60
 	// PlaygroundSource labels the playground's turns in usage and
 	// citation events.
 	PlaygroundSource   = "playground"
@@ -122,9 +129,11 @@ func checkPlayground(in *playgroundRequest) (message, refused string) {
 
 // playgroundChat answers POST /admin/playground/chat: one chat turn for
 // the admin's workspace through the API's chat service, JSON in and out.
-// The turn is recorded like an API turn (usage row and citation events in
-// one transaction) with source "playground" and no key id, so it counts
-// against no API key's rate limit and shows on no key's usage page.
+// The turn counts in the playground's own window per admin account and
+// workspace, and is recorded with a usage row of source "playground" and
+// no key id (so it shows on no key's usage page) but no citation events:
+// the public leaderboard counts the knowledge integrations use, not the
+// admins' trials.
 func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	u := h.currentUser(r)
@@ -142,7 +151,7 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength > PlaygroundMaxBytes {
 		w.Header().Set("Connection", "close")
-		writeJSON(w, http.StatusRequestEntityTooLarge, playgroundError{fmt.Sprintf("The request is larger than %d MiB.", PlaygroundMaxBytes>>20)})
+		writeJSON(w, http.StatusRequestEntityTooLarge, playgroundError{fmt.Sprintf("The request is larger than %d bytes (256 KiB).", PlaygroundMaxBytes)})
 		return
 	}
 	var in playgroundRequest
@@ -150,7 +159,7 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 	if err := dec.Decode(&in); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			w.Header().Set("Connection", "close")
-			writeJSON(w, http.StatusRequestEntityTooLarge, playgroundError{fmt.Sprintf("The request is larger than %d MiB.", PlaygroundMaxBytes>>20)})
+			writeJSON(w, http.StatusRequestEntityTooLarge, playgroundError{fmt.Sprintf("The request is larger than %d bytes (256 KiB).", PlaygroundMaxBytes)})
 			return
 		}
 		writeJSON(w, http.StatusBadRequest, playgroundError{"The request is not valid JSON: " + err.Error()})
@@ -161,14 +170,19 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, playgroundError{refused})
 		return
 	}
+	if !h.admitPlayground(w, r, u) {
+		return
+	}
 	start := h.Now()
 	req := chat.Request{Message: message, History: in.History, Mode: in.Mode, Vertical: in.Vertical,
 		Source: PlaygroundSource, Workspace: u.Workspace}
-	resp, citations, err := h.Chat.Run(ctx, req, nil)
+	resp, _, err := h.Chat.Run(ctx, req, nil)
 	if err == nil {
+		// Its citations stay out of the public leaderboard: trying the
+		// assistant out is not a use of the knowledge. The usage row stays.
 		rec := assistant.UsageRecord{At: start, Workspace: u.Workspace, Endpoint: "POST " + playgroundChatPath,
 			Mode: in.Mode, Source: PlaygroundSource, Status: http.StatusOK, Latency: h.Now().Sub(start)}
-		if rerr := h.Store.RecordTurn(context.WithoutCancel(ctx), rec, citations); rerr != nil {
+		if rerr := h.Store.RecordUsage(context.WithoutCancel(ctx), rec); rerr != nil {
 			err = fmt.Errorf("recording the playground turn: %w", rerr)
 		}
 	}
@@ -187,4 +201,35 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 		h.Logger.ErrorContext(ctx, "playground turn failed", "err", err)
 		writeJSON(w, http.StatusInternalServerError, playgroundError{"The turn failed. Try again in a moment."})
 	}
+}
+
+// admitPlayground counts a turn in the window of the admin account and
+// workspace, or answers 429 with Retry-After. A limiter that cannot decide
+// admits (fail open) and says so in the log.
+func (h *Handler) admitPlayground(w http.ResponseWriter, r *http.Request, u *sessionUser) bool {
+	if h.PlaygroundLimit <= 0 {
+		return true
+	}
+	d, err := h.PlaygroundLimiter.Allow(r.Context(), playgroundWindowKey(u))
+	if err != nil {
+		h.Logger.WarnContext(r.Context(), "playground limiter failed; admitting", "err", err)
+		return true
+	}
+	if d.Allowed {
+		return true
+	}
+	secs := max(1, int((d.RetryAfter+time.Second-1)/time.Second))
+	window := max(1, int(h.PlaygroundWindow/time.Second))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeJSON(w, http.StatusTooManyRequests, playgroundError{fmt.Sprintf(
+		"You sent %d turns in the last %d seconds, the playground's limit. Try again in %d seconds.", h.PlaygroundLimit, window, secs)})
+	return false
+}
+
+// playgroundWindowKey names the window of an admin account in a workspace:
+// the workspace and a hash of the email, which is never stored in the
+// limiter (with Redis, the key is visible there).
+func playgroundWindowKey(u *sessionUser) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(u.Email)))
+	return "playground:" + u.Workspace + ":" + hex.EncodeToString(sum[:12])
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/admin"
@@ -182,5 +183,84 @@ func TestPlaygroundWithoutChat(t *testing.T) {
 	}
 	if p := b.playground(`{"message":"hi"}`); p.status != http.StatusServiceUnavailable {
 		t.Errorf("chat without a service: %d, want 503", p.status)
+	}
+}
+
+// 150 playground turns at once from one admin: the window's worth (the
+// chat limit, 60 a minute by default) are answered, the rest get 429 with
+// Retry-After; no turn enters the public leaderboard, while each answered
+// one keeps its usage row (source playground). Another admin of the same
+// workspace has a window of their own.
+func TestPlaygroundHasItsOwnWindowAndStaysOffTheLeaderboard(t *testing.T) {
+	e := newPlaygroundEnv(t)
+	e.createUser(t, "alpha", "a@alpha.test", "alpha password 1")
+	e.createUser(t, "alpha", "b@alpha.test", "beta password 1")
+	b := e.browser(t)
+	b.login("a@alpha.test", "alpha password 1")
+	var mu sync.Mutex
+	codes := map[int]int{}
+	retryAfter := ""
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range work {
+				p := b.playground(`{"message":"Our packing station cannot keep up and orders ship late","mode":"operator"}`)
+				mu.Lock()
+				codes[p.status]++
+				if p.status == http.StatusTooManyRequests && retryAfter == "" {
+					retryAfter = p.header.Get("Retry-After")
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range 150 {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if codes[200] != admin.PlaygroundDefaultLimit || codes[429] != 150-admin.PlaygroundDefaultLimit {
+		t.Errorf("150 turns: %v, want %d answered and the rest 429", codes, admin.PlaygroundDefaultLimit)
+	}
+	if retryAfter == "" || retryAfter == "0" {
+		t.Errorf("429 without Retry-After (%q)", retryAfter)
+	}
+	var events, rows int
+	if err := e.db.SQL().QueryRow(`SELECT count(*) FROM citation_events`).Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.SQL().QueryRow(`SELECT count(*) FROM usage WHERE source = 'playground'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if events != 0 || rows != admin.PlaygroundDefaultLimit {
+		t.Errorf("%d citation events (want 0: the leaderboard does not move), %d usage rows (want %d)", events, rows, admin.PlaygroundDefaultLimit)
+	}
+	other := e.browser(t)
+	other.login("b@alpha.test", "beta password 1")
+	if p := other.playground(`{"message":"Our packing station cannot keep up"}`); p.status != 200 {
+		t.Errorf("another admin of the workspace: %d %s", p.status, p.body)
+	}
+}
+
+// The playground takes the API's body limit: exactly 256 KiB is read, one
+// byte more is 413.
+func TestPlaygroundBodyLimit(t *testing.T) {
+	e := newPlaygroundEnv(t)
+	e.createUser(t, "alpha", "a@alpha.test", "alpha password 1")
+	b := e.browser(t)
+	b.login("a@alpha.test", "alpha password 1")
+	body := func(n int) string {
+		head := `{"message":"Our packing station cannot keep up","pad":"`
+		return head + strings.Repeat("x", n-len(head)-2) + `"}`
+	}
+	if p := b.playground(body(admin.PlaygroundMaxBytes)); p.status != 200 {
+		t.Errorf("a body of exactly 256 KiB: %d %.200s", p.status, p.body)
+	}
+	if p := b.playground(body(admin.PlaygroundMaxBytes + 1)); p.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body of 256 KiB + 1: %d", p.status)
+	}
+	if admin.PlaygroundMaxBytes != 256<<10 {
+		t.Errorf("PlaygroundMaxBytes = %d", admin.PlaygroundMaxBytes)
 	}
 }

@@ -26,7 +26,7 @@ type Problem struct {
 	RequestID string `json:"request_id" doc:"The id of this request (also in the X-Request-Id header); quote it when asking for help."`
 	// Errors lists each invalid field of a 400 validation problem.
 	Errors []*huma.ErrorDetail `json:"errors,omitempty" doc:"The invalid parts of the request, one per problem."`
-	// RetryAfterSeconds is set on 429 (D2).
+	// RetryAfterSeconds is set on 429 (D2) and on 503 (unavailable).
 	RetryAfterSeconds int `json:"retry_after_seconds,omitempty" doc:"On 429: seconds to wait before the next request is admitted."`
 
 	headers http.Header
@@ -116,10 +116,28 @@ func problemFromError(ctx context.Context, logger *slog.Logger, err error) *Prob
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	if status >= 500 {
+	switch {
+	case status == http.StatusServiceUnavailable:
+		logger.WarnContext(ctx, "dependency unavailable", "request_id", RequestIDFrom(ctx), "err", err)
+		return unavailable(ctx, assistant.ErrorMessage(err))
+	case status >= 500:
 		logger.ErrorContext(ctx, "request failed", "request_id", RequestIDFrom(ctx), "err", err)
 	}
 	return newProblem(ctx, status, assistant.ErrorMessage(err))
+}
+
+// unavailableRetryAfter is the Retry-After of a 503: a database that went
+// away (a restart, a failover) is usually back within seconds.
+const unavailableRetryAfter = 2
+
+// unavailable is the 503 problem of a dependency that cannot be reached
+// (urn:assistant:problem:unavailable): retry_after_seconds in the body,
+// which a stream's error event carries too, and Retry-After.
+func unavailable(ctx context.Context, detail string) *Problem {
+	p := newProblem(ctx, http.StatusServiceUnavailable, detail)
+	p.RetryAfterSeconds = unavailableRetryAfter
+	p.headers = http.Header{"Retry-After": {strconv.Itoa(unavailableRetryAfter)}}
+	return p
 }
 
 // writeProblem writes p as application/problem+json with no-store (D1).

@@ -41,8 +41,9 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, EInternal
-// for any other non-nil error, and "" for nil.
+// ErrorCode returns the code of the first *Error in err's chain,
+// EUnavailable for an error that says a connection to a dependency failed
+// (ConnectionLost), EInternal for any other non-nil error, and "" for nil.
 func ErrorCode(err error) string {
 	if err == nil {
 		return ""
@@ -50,6 +51,9 @@ func ErrorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	if ConnectionLost(err) {
+		return EUnavailable
 	}
 	return EInternal
 }
@@ -61,6 +65,9 @@ func ErrorMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Message
+	}
+	if ConnectionLost(err) {
+		return "The service cannot reach its database right now. Retry in a moment."
 	}
 	return "An internal error occurred."
 }

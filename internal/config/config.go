@@ -36,6 +36,12 @@ type Config struct {
 	LogLevel        slog.Level
 	CORSOrigins     []string
 	ProfileAddr     string // "" means no profiling listener
+	// PublicURL is where users reach the service ("" when unset); an
+	// https one makes the admin session cookie always Secure.
+	PublicURL string
+	// TLSCertFile and TLSKeyFile, both or neither, make serve terminate
+	// TLS itself.
+	TLSCertFile, TLSKeyFile string
 }
 
 // Setting describes one configuration setting: its environment variable,
@@ -91,7 +97,34 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
 	{Env: "ASSISTANT_PROFILE_ADDR", Flag: "profile-addr", Default: "", Help: "host:port of a second listener serving Go's runtime profiles at /debug/pprof/ (no authentication: keep it on loopback); empty turns it off",
 		apply: func(c *Config, v string) (err error) { c.ProfileAddr, err = parseProfileAddr(v); return err }},
+	{Env: "ASSISTANT_PUBLIC_URL", Flag: "public-url", Default: "", Help: "the URL users reach the service at (http:// or https://, no path), printed in the setup link; https makes the admin session cookie always Secure",
+		apply: func(c *Config, v string) (err error) { c.PublicURL, err = parsePublicURL(v); return err }},
+	{Env: "ASSISTANT_TLS_CERT_FILE", Flag: "tls-cert-file", Default: "", Help: "PEM certificate (chain) file: with ASSISTANT_TLS_KEY_FILE, serve terminates TLS itself and reloads both when they change",
+		apply: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
+	{Env: "ASSISTANT_TLS_KEY_FILE", Flag: "tls-key-file", Default: "", Help: "PEM private key file of ASSISTANT_TLS_CERT_FILE",
+		apply: func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
 }
+
+// parsePublicURL accepts an absolute http or https URL with a host and no
+// path beyond "/", and returns it without a trailing slash.
+func parsePublicURL(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("must be http://host[:port] or https://host[:port] (the service is mounted at the root), not %q", v)
+	}
+	return strings.TrimSuffix(v, "/"), nil
+}
+
+// PublicHTTPS reports whether users reach the service over https (the
+// configured public URL says so).
+func (c *Config) PublicHTTPS() bool { return strings.HasPrefix(c.PublicURL, "https://") }
+
+// ServesTLS reports whether serve terminates TLS itself.
+func (c *Config) ServesTLS() bool { return c.TLSCertFile != "" }
 
 // ErrFlags marks a command line the flag set could not parse (an unknown
 // flag, a malformed value): a usage error rather than a bad setting.
@@ -215,6 +248,9 @@ func (c *Config) validate() error {
 	if err := checkRedisURL(c.RedisURL); err != nil {
 		errs = append(errs, err)
 	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, errors.New("ASSISTANT_TLS_CERT_FILE and ASSISTANT_TLS_KEY_FILE go together: set both to serve TLS, or neither"))
+	}
 	if c.PublicSoftLimit > 0 && c.PublicHardLimit > 0 && c.PublicSoftLimit > c.PublicHardLimit {
 		errs = append(errs, fmt.Errorf("ASSISTANT_PUBLIC_SOFT_LIMIT (%d) must not exceed ASSISTANT_PUBLIC_HARD_LIMIT (%d)", c.PublicSoftLimit, c.PublicHardLimit))
 	}
@@ -257,7 +293,8 @@ func (c *Config) String() string {
 		"ASSISTANT_CHAT_RATE_WINDOW":  seconds(c.ChatRateWindow),
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
 		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
-		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr,
+		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr, "ASSISTANT_PUBLIC_URL": c.PublicURL,
+		"ASSISTANT_TLS_CERT_FILE": c.TLSCertFile, "ASSISTANT_TLS_KEY_FILE": c.TLSKeyFile,
 	}
 	for _, s := range Settings {
 		fmt.Fprintf(&b, "%s=%s\n", s.Env, values[s.Env])
@@ -274,7 +311,8 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("chat_rate_limit", c.ChatRateLimit), slog.String("chat_rate_window", seconds(c.ChatRateWindow)),
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
-		slog.String("profile_addr", c.ProfileAddr),
+		slog.String("profile_addr", c.ProfileAddr), slog.String("public_url", c.PublicURL),
+		slog.String("tls_cert_file", c.TLSCertFile), slog.String("tls_key_file", c.TLSKeyFile),
 	)
 }
 

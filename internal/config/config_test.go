@@ -55,6 +55,8 @@ func TestRefusals(t *testing.T) {
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": {"ASSISTANT_PUBLIC_SOFT_LIMIT": "-1"},
 		"ASSISTANT_TRUSTED_PROXIES":   {"ASSISTANT_TRUSTED_PROXIES": "not-a-cidr"},
 		"ASSISTANT_LOG_LEVEL":         {"ASSISTANT_LOG_LEVEL": "loud"},
+		"ASSISTANT_PUBLIC_URL":        {"ASSISTANT_PUBLIC_URL": "https://example.com/assistant"},
+		"ASSISTANT_TLS_KEY_FILE":      {"ASSISTANT_TLS_CERT_FILE": "cert.pem"},
 	}
 	for name, env := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -193,4 +195,18 @@ func TestLoadFlagsPanicsOnUnknownFlag(t *testing.T) {
 	}()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	config.LoadFlags(fs, nil, func(string) string { return "" }, []string{"no-such-setting"})
+}
+
+func TestPublicURLAndTLS(t *testing.T) {
+	c, err := load(t, map[string]string{"ASSISTANT_PUBLIC_URL": "https://assistant.example.com/",
+		"ASSISTANT_TLS_CERT_FILE": "c.pem", "ASSISTANT_TLS_KEY_FILE": "k.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublicURL != "https://assistant.example.com" || !c.PublicHTTPS() || !c.ServesTLS() {
+		t.Errorf("got %q, https %v, TLS %v", c.PublicURL, c.PublicHTTPS(), c.ServesTLS())
+	}
+	if c, _ := load(t, map[string]string{"ASSISTANT_PUBLIC_URL": "http://localhost:8080"}); c == nil || c.PublicHTTPS() || c.ServesTLS() {
+		t.Errorf("http public URL: %+v", c)
+	}
 }

@@ -215,20 +215,27 @@ func usageArgs(u assistant.UsageRecord) []any {
 	return []any{ts(u.At), u.Workspace, u.KeyID, u.Endpoint, u.Mode, u.Source, u.Status, float64(u.Latency) / float64(time.Millisecond)}
 }
 
-// RecordUsage implements assistant.AccessStore.
+// RecordUsage implements assistant.AccessStore. A write whose connection
+// died is tried once more on a live one (retryWrite).
 func (s *DB) RecordUsage(ctx context.Context, u assistant.UsageRecord) error {
-	_, err := s.pool.Exec(ctx, insertUsageRow, usageArgs(u)...)
-	return err
+	return s.retryWrite(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, insertUsageRow, usageArgs(u)...)
+		return err
+	})
 }
 
 // RecordTurn implements assistant.AccessStore: a chat turn's usage row and
-// its citation events in one transaction (D5), either both or neither.
+// its citation events in one transaction (D5), either both or neither. A
+// write whose connection died is tried once more on a live one
+// (retryWrite).
 func (s *DB) RecordTurn(ctx context.Context, u assistant.UsageRecord, citations []assistant.CitationEvent) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertUsageRow, usageArgs(u)...); err != nil {
-			return err
-		}
-		return insertCitations(ctx, tx, citations)
+	return s.retryWrite(ctx, func(q querier) error {
+		return pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, insertUsageRow, usageArgs(u)...); err != nil {
+				return err
+			}
+			return insertCitations(ctx, tx, citations)
+		})
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -136,6 +137,53 @@ func (s *DB) Ping(ctx context.Context) error {
 		return &assistant.Error{Code: assistant.EUnavailable, Message: "The database is not reachable.", Err: err}
 	}
 	return nil
+}
+
+// querier is what a write needs of the pool or of one connection.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// retryWrite runs write on the pool and, when it failed because its
+// connection died (assistant.ConnectionLost: the server restarted, failed
+// over, or terminated the backend), once more on a connection that has
+// just answered a ping. The pool drops a dead connection when it is
+// released, but may still hold other dead ones idle; liveConn skips them.
+//
+// A connection that died during the commit leaves the outcome unknown:
+// the retry may then store the write a second time (citation events are
+// idempotent; a usage row may be doubled), which is preferred to losing
+// the row of a turn the caller has been answered.
+func (s *DB) retryWrite(ctx context.Context, write func(q querier) error) error {
+	err := write(s.pool)
+	if err == nil || !assistant.ConnectionLost(err) {
+		return err
+	}
+	conn, cerr := s.liveConn(ctx)
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	defer conn.Release()
+	return write(conn)
+}
+
+// liveConn acquires a pooled connection that answers a ping, closing the
+// dead ones it meets (at most as many as the pool holds, plus a new one).
+func (s *DB) liveConn(ctx context.Context) (*pgxpool.Conn, error) {
+	var lastErr error
+	for range s.pool.Config().MaxConns + 1 {
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if lastErr = conn.Ping(ctx); lastErr == nil {
+			return conn, nil
+		}
+		conn.Conn().Close(ctx) // the pool destroys a closed connection on release
+		conn.Release()
+	}
+	return nil, lastErr
 }
 
 // Pool exposes the connection pool for the admin sessions' store

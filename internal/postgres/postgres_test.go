@@ -2,10 +2,15 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/postgres"
 	"github.com/constraintlab/assistant/internal/postgres/pgtest"
 	"github.com/constraintlab/assistant/internal/storetest"
@@ -97,5 +102,62 @@ func TestDeleteExpiredSessions(t *testing.T) {
 	}
 	if len(tokens) != 1 || tokens[0] != "live" {
 		t.Errorf("sessions left: %v, want only the live one", tokens)
+	}
+}
+
+// TestWritesRetryOnAFreshConnection kills the store's backends (as a
+// restart or failover does, without touching the shared server) right
+// before each write: every write still succeeds, once, on a fresh
+// connection; a read on a killed connection is EUnavailable.
+func TestWritesRetryOnAFreshConnection(t *testing.T) {
+	ctx := t.Context()
+	app := fmt.Sprintf("assistant_retry_%d", time.Now().UnixNano())
+	db := open(t, pgtest.URL(t)+"&pool_max_conns=2&application_name="+app)
+	killer, err := pgx.Connect(ctx, os.Getenv(pgtest.EnvURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close(ctx)
+	kill := func() int {
+		var n int
+		if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		// pg_terminate_backend only signals: wait until the backends are gone.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			var left int
+			killer.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&left)
+			if left == 0 {
+				break
+			}
+		}
+		return n
+	}
+	if err := db.EnsureWorkspace(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	tok := assistant.Token{Type: "framework", Slug: "theory-of-constraints"}
+	const turns = 5
+	for i := range turns {
+		if n := kill(); n == 0 {
+			t.Fatalf("turn %d: no backend of the store to kill", i)
+		}
+		row := assistant.UsageRecord{At: clock(), Workspace: "acme", Endpoint: "POST /api/v1/chat", Status: 200}
+		ev := []assistant.CitationEvent{{ResponseID: fmt.Sprintf("resp_%d", i), Workspace: "acme", Source: "test", Token: tok, At: clock()}}
+		if err := db.RecordTurn(ctx, row, ev); err != nil {
+			t.Fatalf("turn %d after its connection was killed: %v", i, err)
+		}
+		if err := db.RecordUsage(ctx, row); err != nil {
+			t.Fatalf("usage row %d after the turn: %v", i, err)
+		}
+	}
+	var rows, events int
+	db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM usage), (SELECT count(*) FROM citation_events)`).Scan(&rows, &events)
+	if rows != 2*turns || events != turns {
+		t.Errorf("%d usage rows and %d citation events, want %d and %d", rows, events, 2*turns, turns)
+	}
+	kill()
+	if _, err := db.Leaderboard(ctx, clock().Add(-time.Hour), clock().Add(time.Hour), 10); err != nil && assistant.ErrorCode(err) != assistant.EUnavailable {
+		t.Errorf("a read on a killed connection: code %q (%v), want %q", assistant.ErrorCode(err), err, assistant.EUnavailable)
 	}
 }
