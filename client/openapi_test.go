@@ -33,7 +33,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 	}
 	mirror := map[string]any{
 		"CatalogItem": CatalogItem{}, "CatalogOutputBody": Catalog{}, "ChatRequest": ChatRequest{},
-		"Confidence": Confidence{}, "EntityCard": EntityCard{}, "ErrorDetail": ErrorDetail{}, "Evidence": Evidence{},
+		"CardApplication": CardApplication{}, "Confidence": Confidence{}, "EntityCard": EntityCard{}, "ErrorDetail": ErrorDetail{}, "Evidence": Evidence{},
 		"FrameworkApplication": FrameworkApplication{}, "HistoryItem": HistoryItem{}, "KeyOutputBody": KeyInfo{},
 		"LeaderboardEntry": LeaderboardEntry{}, "LeaderboardOutputBody": Leaderboard{},
 		"PreviewAlternative": PreviewAlternative{}, "PreviewInputBody": PreviewRequest{}, "PreviewItem": PreviewItem{},
