@@ -73,11 +73,12 @@ func Declined(r Response) bool {
 	return !citationToken.MatchString(r.Response) && (r.Confidence.Level == "none" || r.Confidence.Level == "low")
 }
 
-// Answered reports whether a response answers: at least one citation
-// token (every token left in a response resolves) and a confidence of
-// medium or high.
+// Answered reports whether a response answers rather than declines: at
+// least one citation token (every token left in a response resolves) and
+// a confidence above none. How good the answer is, its confidence says:
+// it is lowered when the knowledge cited does not address the question.
 func Answered(r Response) bool {
-	return citationToken.MatchString(r.Response) && (r.Confidence.Level == "medium" || r.Confidence.Level == "high")
+	return citationToken.MatchString(r.Response) && r.Confidence.Level != "none"
 }
 
 // EvaluateScope runs every case as a chat turn and counts the declined
