@@ -118,6 +118,22 @@ try {
   await card1.waitFor({ state: "hidden", timeout: 10000 });
   await page.mouse.move(0, 0);
 
+  // A confidence set on the element highlights, in the card, the passage
+  // its evidence locates by field and UTF-16 offsets.
+  const little = body.resolved.find((c) => c.slug === "little-1961-queuing-formula");
+  const start = little.summary.indexOf("Little's law therefore links");
+  assert.ok(start > 0, "the summary has the sentence");
+  const end = little.summary.indexOf(".", start) + 1;
+  const quote = little.summary.slice(start, end);
+  await page.evaluate(([start, end, quote]) => {
+    document.querySelector("assistant-citations").confidence = { verdicts: [{ claim: "x", status: "verified", citations: [],
+      evidence: { type: "paper", slug: "little-1961-queuing-formula", snippet: quote, field: "summary", start, end, quote } }] };
+  }, [start, end, quote]);
+  const mark = second.locator('[part="card"] mark[part="evidence"]');
+  await mark.waitFor({ state: "attached", timeout: 10000 });
+  assert.equal(await mark.textContent(), quote, "the evidence passage is highlighted");
+  assert.equal(await el.locator('mark[part="evidence"]').count(), 1, "only the evidence's card highlights");
+
   assert.deepEqual(outside, [], "the page made no request outside the service");
   assert.deepEqual(errors, [], "the page raised no script error");
   console.log("citations: one /resolve request; cards on hover and focus:", JSON.stringify(titles));

@@ -265,6 +265,15 @@ func outside(a, b quantity) bool {
 	return b.bound < 0 && a.value > b.value || b.bound > 0 && a.value < b.value
 }
 
+// readDirections reads the direction of every passage, once per evidence:
+// only a cited claim that has a move, a cause or a number needs them.
+func (ev *evidence) readDirections() {
+	ev.dirs = make([]direction, len(ev.texts))
+	for i, text := range ev.texts {
+		ev.dirs[i] = readDirection(text)
+	}
+}
+
 // reversalShare is the share of a claim's clause a passage must use for a
 // move of the passage to speak of the same thing.
 const reversalShare = 0.6
@@ -276,6 +285,10 @@ const reversalShare = 0.6
 // passage agrees with the claim's number. It returns the passage's index
 // and a reason, or -1.
 func (ev *evidence) reversal(c *unit) (int, string) {
+	if len(c.dir.moves) == 0 && len(c.dir.causes) == 0 && len(c.dir.quantities) == 0 {
+		return -1, ""
+	}
+	ev.dirOnce.Do(ev.readDirections)
 	for _, cm := range c.dir.moves {
 		if j := ev.movedAgainst(cm, c.dir.clauses[cm.clause]); j >= 0 {
 			return j, "the source says the opposite"
@@ -302,13 +315,23 @@ func (ev *evidence) movedAgainst(cm move, clause []string) int {
 	}
 	against := -1
 	for j := range ev.units {
-		p := &ev.units[j]
-		if len(p.dir.moves) == 0 || share(clause, p.stems) < reversalShare {
+		p, pd := &ev.units[j], &ev.dirs[j]
+		if len(pd.moves) == 0 {
 			continue
 		}
-		for _, pm := range p.dir.moves {
+		relevant := 0 // 1 when the passage speaks of the claim's clause, -1 when not, 0 not yet known
+		for _, pm := range pd.moves {
 			if pm.kind != cm.kind || !sharesTarget(cm.targets, pm.targets) {
 				continue
+			}
+			if relevant == 0 {
+				relevant = -1
+				if share(clause, p.stems) >= reversalShare {
+					relevant = 1
+				}
+			}
+			if relevant < 0 {
+				break
 			}
 			if pm.pole == cm.pole {
 				return -1 // a passage says it the claim's way
@@ -330,11 +353,11 @@ func (ev *evidence) causedAgainst(cc cause, clause []string) int {
 	}
 	against := -1
 	for j := range ev.units {
-		p := &ev.units[j]
-		if len(p.dir.causes) == 0 || share(clause, p.stems) < reversalShare {
+		p, pd := &ev.units[j], &ev.dirs[j]
+		if len(pd.causes) == 0 || share(clause, p.stems) < reversalShare {
 			continue
 		}
-		for _, pc := range p.dir.causes {
+		for _, pc := range pd.causes {
 			same := sharesTarget(cc.left, pc.left) && sharesTarget(cc.right, pc.right)
 			swapped := sharesTarget(cc.left, pc.right) && sharesTarget(cc.right, pc.left)
 			switch {
@@ -352,12 +375,12 @@ func (ev *evidence) causedAgainst(cc cause, clause []string) int {
 func (ev *evidence) quantityAgainst(c *unit) int {
 	against := -1
 	for j := range ev.units {
-		p := &ev.units[j]
-		if len(p.dir.quantities) == 0 || share(c.terms, p.stems) < reversalShare {
+		p, pd := &ev.units[j], &ev.dirs[j]
+		if len(pd.quantities) == 0 || share(c.terms, p.stems) < reversalShare {
 			continue
 		}
 		for _, cq := range c.dir.quantities {
-			for _, pq := range p.dir.quantities {
+			for _, pq := range pd.quantities {
 				if pq.unit != cq.unit || cq.unit == "" {
 					continue
 				}

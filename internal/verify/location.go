@@ -185,10 +185,10 @@ func (ev *evidence) placeLine(e assistant.Entity, loc location, claimStems map[s
 		return loc
 	}
 	best, bestShared := 0, -1
-	for i, tag := range e.Tags {
+	for i, stems := range ev.tagStems {
 		shared := 0
-		for _, w := range textproc.Words(tag) {
-			if claimStems[stemAny(w)] {
+		for _, st := range stems {
+			if claimStems[st] {
 				shared++
 			}
 		}
@@ -208,6 +208,17 @@ func metadataEvidence(e assistant.Entity, field, meta string) *Evidence {
 		field, text = "title", e.Title
 	}
 	return evidenceAt(e, location{field, 0, len(text)}, meta)
+}
+
+// stemTags keeps the stems of the words of each of an entity's tags, for
+// placeLine.
+func (ev *evidence) stemTags(e assistant.Entity) {
+	ev.tagStems = make([][]string, len(e.Tags))
+	for i, tag := range e.Tags {
+		for _, w := range textproc.Words(tag) {
+			ev.tagStems[i] = append(ev.tagStems[i], stemAny(w))
+		}
+	}
 }
 
 // locateQuote finds a quote in the fields of an entity, exactly or, when

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -29,7 +30,7 @@ type unit struct {
 	stems   map[string]bool // stems of all the words, stop words included
 	weights []float64       // weight of each of terms, in the same order
 	line    string          // the words joined by spaces, with a space at each end
-	dir     direction       // its moves, bounds and amounts (direction.go)
+	dir     direction       // claims only: its moves, bounds and amounts (direction.go)
 }
 
 var (
@@ -118,7 +119,9 @@ func analyse(text string, claim bool) unit {
 		u.weights[i] = weight(t)
 	}
 	u.line = " " + strings.Join(u.words, " ") + " "
-	u.dir = readDirection(text)
+	if claim {
+		u.dir = readDirection(text)
+	}
 	return u
 }
 
@@ -156,9 +159,14 @@ type evidence struct {
 	postings map[string][]int
 	// locs[i] is where passage i is in its entity (nil for evidence that
 	// is not an entity's).
-	locs  []location
-	words map[string]bool
-	nums  map[string]bool
+	locs     []location
+	tagStems [][]string // the stems of each tag of the entity, for locating the tags line
+	// dirs[i] is the direction of passage i, read on first use by
+	// reversal (dirOnce).
+	dirOnce sync.Once
+	dirs    []direction
+	words   map[string]bool
+	nums    map[string]bool
 }
 
 func newEvidence() *evidence {
@@ -193,8 +201,22 @@ func (ev *evidence) add(text string, group int) {
 	ev.texts = append(ev.texts, text)
 	ev.units = append(ev.units, u)
 	ev.group = append(ev.group, group)
-	for _, t := range u.terms { // unique within a unit
-		ev.postings[t] = append(ev.postings[t], len(ev.units)-1)
+	// A passage is posted under each of its terms and under their related
+	// word forms (wordforms.go), so that a claim's "proved" finds the
+	// passages that say "proof" with one lookup. Passages are added in
+	// order: each list stays ascending, and a passage that has two forms
+	// of one stem is posted once.
+	j := len(ev.units) - 1
+	post := func(t string) {
+		if list := ev.postings[t]; len(list) == 0 || list[len(list)-1] != j {
+			ev.postings[t] = append(list, j)
+		}
+	}
+	for _, t := range u.terms {
+		post(t)
+		for _, r := range relatedForms(t) {
+			post(r)
+		}
 	}
 	for _, w := range u.words {
 		ev.words[w] = true
@@ -209,43 +231,11 @@ func (ev *evidence) add(text string, group int) {
 func weight(term string) float64 { return termWeight(term) }
 
 // posted is the postings of each of the claim's terms: the passages that
-// use the term or one of its derivationally related forms (wordforms.go).
+// use the term or one of its derivationally related forms.
 func (ev *evidence) posted(c *unit) [][]int {
 	out := make([][]int, len(c.terms))
 	for i, t := range c.terms {
-		out[i] = ev.postingsOf(t)
-	}
-	return out
-}
-
-// postingsOf lists, in ascending order, the passages that use stem or one
-// of its related forms.
-func (ev *evidence) postingsOf(stem string) []int {
-	post := ev.postings[stem]
-	for _, r := range relatedForms(stem) {
-		if more := ev.postings[r]; len(more) > 0 {
-			post = mergeSorted(post, more)
-		}
-	}
-	return post
-}
-
-// mergeSorted returns the union of two ascending lists, in a new slice.
-func mergeSorted(a, b []int) []int {
-	out := make([]int, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || i < len(a) && a[i] < b[j]:
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i, j = i+1, j+1
-		}
+		out[i] = ev.postings[t]
 	}
 	return out
 }
@@ -346,6 +336,9 @@ type scoring struct {
 	single, pair []float64
 	best         []int // the best window, set by bestWindow
 	top          int   // the passage of the best window that covers most, -1 when none
+	// inTop[i] tells whether claim term i is in passage top (set by
+	// bestWindow): what the contrasts compare.
+	inTop []bool
 }
 
 func (ev *evidence) features(claim string) features {
@@ -407,6 +400,12 @@ func (s *scoring) bestWindow() float64 {
 	for _, i := range best {
 		if s.top < 0 || s.single[i] > s.single[s.top] {
 			s.top = i
+		}
+	}
+	if s.top >= 0 {
+		s.inTop = make([]bool, len(s.posts))
+		for i, post := range s.posts {
+			_, s.inTop[i] = slices.BinarySearch(post, s.top)
 		}
 	}
 	return max(bestScore, 0)
@@ -493,7 +492,7 @@ func (s *scoring) negationContrast() float64 {
 	}
 	p := &s.ev.units[s.top]
 	for i, t := range s.claim.terms {
-		if _, ok := slices.BinarySearch(s.posts[i], s.top); ok && s.claim.negated[t] != p.negated[t] {
+		if s.inTop[i] && s.claim.negated[t] != p.negated[t] {
 			return 1
 		}
 	}
@@ -516,8 +515,8 @@ func (s *scoring) sharedWithTop() float64 {
 		return 0
 	}
 	shared := 0
-	for i := range s.claim.terms {
-		if _, ok := slices.BinarySearch(s.posts[i], s.top); ok {
+	for _, in := range s.inTop {
+		if in {
 			shared++
 		}
 	}

@@ -122,9 +122,22 @@ type Claim struct {
 	Invalid []string
 }
 
-// listMarker is the bullet or number that opens a list item ("- ", "* ",
-// "3. ", "2) "); a number that begins a sentence ("12 Powers") is not one.
-var listMarker = regexp.MustCompile(`^(?:[-*•]+\s*|\d+[.)]\s+)+`)
+// trimListMarker removes the bullets and numbers that open a list item
+// ("- ", "* ", "• ", "3. ", "2) "); a number that begins a sentence ("12
+// Powers") is not one.
+func trimListMarker(line string) string {
+	for {
+		rest := strings.TrimLeft(line, "-*•")
+		if rest == line {
+			digits := strings.TrimLeft(line, "0123456789")
+			if len(digits) == len(line) || len(digits) < 2 || (digits[0] != '.' && digits[0] != ')') || digits[1] != ' ' {
+				return line
+			}
+			rest = digits[1:]
+		}
+		line = strings.TrimSpace(rest)
+	}
+}
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
@@ -140,7 +153,7 @@ func SplitClaims(text string) []Claim {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		line = strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
+		line = trimListMarker(line)
 		line = strings.ReplaceAll(line, "**", "")
 		for _, s := range textproc.Sentences(line) {
 			c := Claim{Text: s}
@@ -225,7 +238,8 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "no evidence to check it against"
 		return v
 	}
-	facts := analyseCached(v.Claim, true).claim
+	claim := analyseCached(v.Claim, true)
+	facts := claim.claim
 	// Metadata first: a wrong year, author or title is a contradiction.
 	if len(cl.Citations) > 0 {
 		if e, field, meta, reason := contradiction(facts, sources, index); reason != "" {
@@ -234,10 +248,15 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 			return v
 		}
 	}
-	claimStems := analyseCached(v.Claim, true).stems
 	// Each source is scored on its own: a claim must be supported by one
 	// entity, not stitched together from several.
 	score, overlap, contrast := -1.0, 0.0, false
+	var from struct { // the passages of the best source that decide the verdict
+		entity assistant.Entity
+		ev     *evidence
+		best   []int
+		top    int
+	}
 	for _, e := range sources {
 		ev := index.evidence(e)
 		f := ev.features(v.Claim)
@@ -257,21 +276,23 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		if p <= score {
 			continue
 		}
-		score, overlap, v.Evidence = p, f.x[fBest], nil
+		score, overlap, from.ev = p, f.x[fBest], nil
 		// A cited claim that repeats a passage almost word for word but
 		// negates it, or swaps a word for its opposite, says the opposite
 		// of the source.
 		contrast = len(cl.Citations) > 0 && f.contrastCover >= contrastOverlap && (f.x[fNeg] > 0 || f.x[fAntonym] > 0)
 		if len(f.best) > 0 && f.x[fBest] > 0 {
-			v.Evidence = ev.passageEvidence(e, f.best, f.top, claimStems)
+			from.entity, from.ev, from.best, from.top = e, ev, f.best, f.top
 		}
+	}
+	if from.ev != nil {
+		v.Evidence = from.ev.passageEvidence(from.entity, from.best, from.top, claim.stems)
 	}
 	v.Score = math.Round(score*1000) / 1000
 	// A cited claim that one of its sources reverses (an opposite move of
 	// the same thing, a number on the wrong side of a bound) is
 	// contradicted by that passage.
 	if len(cl.Citations) > 0 && !contrast {
-		claim := analyseCached(v.Claim, true)
 		for _, e := range sources {
 			ev := index.evidence(e)
 			if j, reason := ev.reversal(&claim); j >= 0 {
@@ -357,6 +378,7 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 			ev.add(text, 0)
 		}
 		ev.locs = locs
+		ev.stemTags(e)
 		return ev
 	})
 	ix[e.Token()] = ev

@@ -126,6 +126,14 @@ const STYLE = `
   display: -webkit-box; -webkit-box-orient: vertical; overflow: hidden; margin-top: 0.4rem;
   -webkit-line-clamp: var(--assistant-citations-summary-lines, 6); line-clamp: var(--assistant-citations-summary-lines, 6);
 }
+.card-summary.has-evidence { display: block; -webkit-line-clamp: none; line-clamp: none; }
+.card-evidence { display: block; margin-top: 0.4rem; }
+mark.evidence {
+  color: inherit; background: var(--assistant-citations-evidence-background, #fef08a); border-radius: 2px;
+}
+mark.evidence.contradicted {
+  background: var(--assistant-citations-contradicted-background, #fecaca);
+}
 .card-link { display: inline-block; margin-top: 0.4rem; color: var(--assistant-citations-accent, #1d4ed8); }
 `;
 
@@ -177,6 +185,37 @@ export class AssistantCitations extends HTMLElement {
 
   attributeChangedCallback() {
     if (this.isConnected) this._schedule();
+  }
+
+  // confidence is the confidence object of the answer shown (a chat
+  // response's or POST /api/v1/verify's): a card then highlights the
+  // passage of its entity that a verified or contradicted claim rests on,
+  // located by the evidence's field and UTF-16 offsets.
+  get confidence() {
+    return this._confidence || null;
+  }
+
+  set confidence(value) {
+    this._confidence = value && typeof value === "object" ? value : null;
+    if (this.isConnected) this._schedule();
+  }
+
+  // _evidenceFor is the first evidence of a verified, else contradicted,
+  // verdict for the card's entity whose field, offsets and quote agree
+  // with the card, with the field's text; null when there is none.
+  _evidenceFor(card) {
+    const verdicts = this._confidence && Array.isArray(this._confidence.verdicts) ? this._confidence.verdicts : [];
+    for (const status of ["verified", "contradicted"]) {
+      for (const v of verdicts) {
+        const e = v && v.evidence;
+        if (!v || v.status !== status || !e || e.type !== card.type || e.slug !== card.slug) continue;
+        const text = fieldText(card, e.field);
+        if (text === null || !Number.isInteger(e.start) || !Number.isInteger(e.end)) continue;
+        if (text.slice(e.start, e.end) !== e.quote || e.quote === "") continue;
+        return { field: e.field, text, start: e.start, end: e.end, status };
+      }
+    }
+    return null;
   }
 
   // The API base: the api-base attribute, else the origin this script was
@@ -295,7 +334,24 @@ export class AssistantCitations extends HTMLElement {
     const authors = Array.isArray(card.authors) ? card.authors.filter((a) => typeof a === "string").join(", ") : "";
     const meta = [authors, card.year == null ? "" : String(card.year)].filter(Boolean).join(" · ");
     if (meta) line("card-meta", meta);
-    if (card.summary) line("card-summary", String(card.summary));
+    const evidence = this._evidenceFor(card);
+    const marked = (cls, ev) => {
+      const s = document.createElement("span");
+      s.className = cls;
+      s.setAttribute("part", cls);
+      const mark = document.createElement("mark");
+      mark.className = ev.status === "contradicted" ? "evidence contradicted" : "evidence";
+      mark.setAttribute("part", "evidence");
+      mark.textContent = ev.text.slice(ev.start, ev.end);
+      s.append(ev.text.slice(0, ev.start), mark, ev.text.slice(ev.end));
+      box.append(s);
+    };
+    if (evidence && evidence.field === "summary") {
+      marked("card-summary has-evidence", evidence);
+    } else if (card.summary) {
+      line("card-summary", String(card.summary));
+    }
+    if (evidence && evidence.field !== "summary") marked("card-evidence", evidence);
     const href = safeURL(card.url);
     if (href) {
       const a = document.createElement("a");
@@ -348,6 +404,17 @@ export class AssistantCitations extends HTMLElement {
     });
     return wrap;
   }
+}
+
+// fieldText is the text of a card field an evidence names ("summary",
+// "key_ideas[2]", "year"), or null when the card has no such text.
+function fieldText(card, field) {
+  const m = /^([a-z_]+)(?:\[(\d+)\])?$/.exec(typeof field === "string" ? field : "");
+  if (!m || !Object.prototype.hasOwnProperty.call(card, m[1])) return null;
+  let value = card[m[1]];
+  if (m[2] !== undefined) value = Array.isArray(value) ? value[Number(m[2])] : undefined;
+  if (typeof value === "number") return String(value);
+  return typeof value === "string" ? value : null;
 }
 
 // keepInView moves an open card left when it would run past the right
