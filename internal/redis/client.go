@@ -77,6 +77,11 @@ type Client struct {
 	logMu      sync.Mutex
 	lastLog    time.Time
 	suppressed int
+
+	// epoch is the epoch of Redis's state (window.go) under which this
+	// instance last carried its ledgers.
+	epochMu sync.Mutex
+	epoch   string
 }
 
 type metrics struct {
@@ -183,6 +188,17 @@ func (c *Client) Prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	// Learn the epoch of Redis's state (window.go), creating it if there is
+	// none, so the first decision needs no second round trip for it.
+	epoch := c.member()
+	if err := c.rdb.SetArgs(ctx, c.prefix+"epoch", epoch, goredis.SetArgs{Mode: "NX", TTL: epochTTL}).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	current, err := c.rdb.Get(ctx, c.prefix+"epoch").Result()
+	if err != nil {
+		return err
+	}
+	c.setEpoch(current)
 	return nil
 }
 
