@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -177,5 +178,61 @@ func TestPerKeyLimitThroughRedisFaults(t *testing.T) {
 	}
 	if duringStop <= limit {
 		t.Errorf("no instance admitted on its own while Redis was stopped (%d in all)", duringStop)
+	}
+}
+
+// TestExactWithSaturatedCPUs: with Redis healthy and every CPU busy
+// (twice as many spinning processes as CPUs), 200 requests on one key
+// from ten clients over three instances admit exactly 60.
+func TestExactWithSaturatedCPUs(t *testing.T) {
+	r := startOwnRedis(t)
+	prefix := uniquePrefix(t)
+	var limiters []*redis.SlidingWindow
+	var clients []*testClient
+	for range 3 {
+		c := newClient(t, r.url(), prefix)
+		clients = append(clients, c)
+		if err := c.Prepare(context.Background()); err != nil { // as serve does at start
+			t.Fatal(err)
+		}
+		limiters = append(limiters, redis.NewSlidingWindow(c.Client, "chat", 60, time.Minute, nil))
+	}
+	for range 2 * runtime.NumCPU() {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	time.Sleep(200 * time.Millisecond)
+	var mu sync.Mutex
+	admitted := 0
+	// Ten clients, each sending 20 requests one after the other, round
+	// robin over the instances.
+	var wg sync.WaitGroup
+	for client := range 10 {
+		wg.Go(func() {
+			for i := range 20 {
+				d, err := limiters[(client+i)%3].Allow(context.Background(), "key")
+				if err != nil {
+					t.Errorf("Allow: %v", err)
+				}
+				if d.Allowed {
+					mu.Lock()
+					admitted++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	fallbacks, errs := 0.0, 0.0
+	for _, c := range clients {
+		fallbacks += metric(t, c.reg, "assistant_redis_fallback_decisions_total")
+		errs += metric(t, c.reg, "assistant_redis_errors_total")
+	}
+	t.Logf("%d of 200 admitted; %v Redis calls failed, %v decisions fell back", admitted, errs, fallbacks)
+	if admitted != 60 {
+		t.Errorf("%d of 200 admitted with the CPUs saturated, want exactly 60\n%s", admitted, clients[0].logs)
 	}
 }

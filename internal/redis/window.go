@@ -37,8 +37,11 @@ import (
 //     ledger again before deciding, so the shared window again knows every
 //     admission of the instances that call it.
 //   - A call that timed out may have run: it is tried once more with the
-//     same member, which the script recognises as already admitted, so a
-//     slow answer under load does not turn into a second decision.
+//     same member, which the script recognises as already admitted. If the
+//     second try times out too, the request is refused (Retry-After 1 s):
+//     admitting it could exceed the limit of a window Redis holds full.
+//     Only calls that cannot have run (a refused connection, the breaker
+//     open) leave the decision to the ledger.
 
 // windowScript decides one request. KEYS[1] the sorted set; KEYS[2] the
 // epoch key. ARGV[1] the limit; ARGV[2] the window in microseconds;
@@ -93,6 +96,10 @@ if oldest[2] then
 end
 return {admitted, count, reset, epoch}
 `)
+
+// unknownRetryAfter is the Retry-After of a request refused because Redis
+// did not answer in time and the outcome is unknown.
+const unknownRetryAfter = time.Second
 
 // epochTTL is how long the epoch key lives; when it expires the instances
 // carry their ledgers again, as after a restart of Redis.
@@ -166,9 +173,19 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 	l = s.ledger(key, now)
 	i := slices.IndexFunc(l.entries, func(a admission) bool { return a.member == member })
 	if err != nil {
-		// Redis could not decide: the ledger admits (it had room), and the
-		// admission is carried into Redis by a later call.
 		s.c.fellBack(s.name)
+		if timedOut(err) {
+			// The call may have run, and Redis's window may be full: an
+			// unknown outcome is refused, so that a slow answer never
+			// admits past the limit. (Once the breaker opens, calls fail
+			// at once without running, and the ledger admits.)
+			if i >= 0 {
+				l.entries = slices.Delete(l.entries, i, i+1)
+			}
+			return assistant.Decision{Limit: s.limit, Reset: unknownRetryAfter, RetryAfter: unknownRetryAfter}, nil
+		}
+		// Redis could not run the call: the ledger admits (it had room),
+		// and the admission is carried into Redis by a later call.
 		if i >= 0 {
 			l.entries[i].deciding = false
 		}
