@@ -62,11 +62,11 @@ func (l *limits) Close() {
 // window is the exact per-key limit of D2b over the given rolling window,
 // named name in Redis and the metrics.
 func (l *limits) window(name string, limit int, window time.Duration) assistant.Limiter {
-	local := ratelimit.NewSlidingWindow(limit, window, l.now)
 	if l.redis == nil {
-		return local
+		return ratelimit.NewSlidingWindow(limit, window, l.now)
 	}
-	return redis.NewSlidingWindow(l.redis, name, limit, window, local)
+	// Its own ledger bounds it when Redis fails (internal/redis/window.go).
+	return redis.NewSlidingWindow(l.redis, name, limit, window, l.now)
 }
 
 // tiered is a per-client soft/hard limit per minute.

@@ -77,6 +77,18 @@ type Client struct {
 	logMu      sync.Mutex
 	lastLog    time.Time
 	suppressed int
+
+	// epoch is the epoch of Redis's state (window.go) under which this
+	// instance last carried its ledgers.
+	epochMu sync.Mutex
+	epoch   string
+
+	// The current run of consecutive failed calls: when it began (zero
+	// after a success) and whether it holds a failure other than a
+	// timeout (see failingLongEnough).
+	runMu       sync.Mutex
+	runStart    time.Time
+	runDefinite bool
 }
 
 type metrics struct {
@@ -152,8 +164,8 @@ func New(opts Options) (*Client, error) {
 		Name:        "redis",
 		MaxRequests: 1, // one probe at a time while half open
 		Timeout:     opts.BreakerOpen,
-		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= tripAfter },
-		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
+		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= tripAfter && c.failingLongEnough() },
+		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) || errors.Is(err, errStarved) },
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			switch {
 			case to == gobreaker.StateOpen && from == gobreaker.StateClosed:
@@ -183,6 +195,17 @@ func (c *Client) Prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	// Learn the epoch of Redis's state (window.go), creating it if there is
+	// none, so the first decision needs no second round trip for it.
+	epoch := c.member()
+	if err := c.rdb.SetArgs(ctx, c.prefix+"epoch", epoch, goredis.SetArgs{Mode: "NX", TTL: epochTTL}).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	current, err := c.rdb.Get(ctx, c.prefix+"epoch").Result()
+	if err != nil {
+		return err
+	}
+	c.setEpoch(current)
 	return nil
 }
 
@@ -204,21 +227,68 @@ func (c *Client) member() string {
 	return fmt.Sprintf("%s-%d", c.instance, c.seq.Add(1))
 }
 
+// slowTrip is how long calls must have been timing out, with no other
+// kind of failure, before the breaker opens.
+const slowTrip = 250 * time.Millisecond
+
+// failingLongEnough lets the breaker open on tripAfter consecutive
+// failures when one of them was not a timeout (Redis refused the
+// connection: it is down), or when they have been timing out for
+// slowTrip: a hung Redis. A short spell of slow answers (a machine whose
+// CPUs are saturated) does not open it, so the shared limits stay exact
+// through it; the calls that time out meanwhile are refused, never
+// admitted past the limit (window.go).
+func (c *Client) failingLongEnough() bool {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	return c.runDefinite || (!c.runStart.IsZero() && time.Since(c.runStart) >= slowTrip)
+}
+
+// noteOutcome keeps the current run of failures up to date.
+func (c *Client) noteOutcome(err error) {
+	c.runMu.Lock()
+	defer c.runMu.Unlock()
+	switch {
+	case err == nil:
+		c.runStart, c.runDefinite = time.Time{}, false
+	case errors.Is(err, errCallerGone), errors.Is(err, errStarved):
+	default:
+		if c.runStart.IsZero() {
+			c.runStart = time.Now()
+		}
+		if !timedOut(err) {
+			c.runDefinite = true
+		}
+	}
+}
+
 // errCallerGone marks a call abandoned because the caller's context ended:
 // not a sign that Redis is unwell, so the breaker ignores it.
 var errCallerGone = errors.New("the caller gave up")
+
+// errStarved marks a call that timed out only after more than twice its
+// timeout: this process, not Redis, was too slow to read the answer (its
+// CPUs saturated). Such a call is retried like any timed-out one, but does
+// not count towards opening the breaker, so a busy machine with a healthy
+// Redis keeps the exact shared limits.
+var errStarved = errors.New("this process was starved of CPU")
 
 // call runs fn with the timeout, through the breaker. Failures are
 // counted and logged (at most once per errorLogEvery, plus the breaker's
 // state changes); the caller then decides with its fallback.
 func call[T any](c *Client, ctx context.Context, op string, fn func(ctx context.Context) (T, error)) (T, error) {
 	res, err := c.breaker.Execute(func() (any, error) {
+		start := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 		v, err := fn(cctx)
-		if err != nil && ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %w", errCallerGone, err)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			err = fmt.Errorf("%w: %w", errCallerGone, err)
+		case err != nil && time.Since(start) > 2*c.timeout:
+			err = fmt.Errorf("%w: %w", errStarved, err)
 		}
+		c.noteOutcome(err)
 		return v, err
 	})
 	if err != nil {

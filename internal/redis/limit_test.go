@@ -25,7 +25,7 @@ func TestSlidingWindowAgreesWithInProcess(t *testing.T) {
 	m := miniredis.RunT(t)
 	clk := newClock(m, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := newClient(t, "redis://"+m.Addr(), uniquePrefix(t), slow)
-	shared := redis.NewSlidingWindow(c.Client, "chat", 60, time.Minute, nil)
+	shared := redis.NewSlidingWindow(c.Client, "chat", 60, time.Minute, clk.Now)
 	local := ratelimit.NewSlidingWindow(60, time.Minute, clk.Now)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))

@@ -208,7 +208,7 @@ func TestRedisStateExpires(t *testing.T) {
 		prefix := uniquePrefix(t)
 		c := newClient(t, b.url, prefix, slow)
 		ctx := context.Background()
-		redis.NewSlidingWindow(c.Client, "chat", 5, time.Minute, nil).Allow(ctx, "k")
+		redis.NewSlidingWindow(c.Client, "chat", 5, time.Minute, nil).Allow(ctx, "k") // also writes the epoch key
 		redis.NewTiered(c.Client, "public", 1, 5, time.Minute, nil).Admit(ctx, "192.0.2.1")
 		th := redis.NewLoginThrottle(c.Client, defaultLoginLimits, access.NewLoginThrottle(time.Now))
 		a, _ := th.Begin(ctx, "admin@x.test", "192.0.2.1")
@@ -223,7 +223,7 @@ func TestRedisStateExpires(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(keys) != 6 { // window, tiered, and the throttle's pair, account and their in-flight sets
+		if len(keys) != 7 { // window, epoch, tiered, and the throttle's pair, account and their in-flight sets
 			t.Errorf("keys written: %v", keys)
 		}
 		for _, k := range keys {
