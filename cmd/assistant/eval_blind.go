@@ -57,19 +57,11 @@ func runBlindSet(ctx context.Context, e env, cfg *config.Config, file string, op
 	if err != nil {
 		return err
 	}
-	db, err := openKnowledge(ctx, cfg, e)
+	db, svc, err := openChatService(ctx, cfg, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	d, err := openDiagnoser(ctx, db)
-	if err != nil {
-		return err
-	}
-	svc, err := newChatService(cfg, db, d, e.now, newLogger(e.stderr, cfg.LogLevel))
-	if err != nil {
-		return err
-	}
 	records, err := runRowsTo(ctx, svc, rows, opts.answersOut)
 	if err != nil {
 		return err

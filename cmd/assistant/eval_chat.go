@@ -98,19 +98,11 @@ func evalScope(ctx context.Context, e env, cfg *config.Config, file string, asJS
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	db, err := openKnowledge(ctx, cfg, e)
+	db, svc, err := openChatService(ctx, cfg, e)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	d, err := openDiagnoser(ctx, db)
-	if err != nil {
-		return err
-	}
-	svc, err := newChatService(cfg, db, d, e.now, newLogger(e.stderr, cfg.LogLevel))
-	if err != nil {
-		return err
-	}
 	rep, err := svc.EvaluateScope(ctx, cases)
 	if err != nil {
 		return err
@@ -127,4 +119,25 @@ func evalScope(ctx context.Context, e env, cfg *config.Config, file string, asJS
 			r.Citations, r.Level, r.Score, strings.ReplaceAll(r.Response, "\n", "\n  "))
 	}
 	return nil
+}
+
+// openChatService opens the knowledge base and the chat service as serve
+// wires them, for the evaluations that run chat turns; the caller closes
+// the store.
+func openChatService(ctx context.Context, cfg *config.Config, e env) (*backend, *chat.Service, error) {
+	db, err := openKnowledge(ctx, cfg, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := openDiagnoser(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	svc, err := newChatService(cfg, db, d, e.now, newLogger(e.stderr, cfg.LogLevel))
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, svc, nil
 }
