@@ -196,13 +196,16 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	}
 	switch kind {
 	case "situation":
-		citeAll(p.pick(t.frameworks(), n, pickRule{least: 1.5}, "when"))
+		citeAll(p.pick(t.fitting(p), n, pickRule{least: 1.5}, "when"))
 	case "ideas":
-		citeAll(p.best(t.frameworks(), n, true, "application", "idea", "summary"))
+		citeAll(p.best(t.fitting(p), n, true, "application", "idea", "summary"))
 	case "steps":
-		citeAll(p.pick(t.frameworks(), n, pickRule{least: minOverlap, actions: true}, "step", "idea"))
+		// Only what says what to do: the catalog's first steps, and key
+		// ideas that open with a verb of advice; the best-fitting
+		// framework's even where they share few words with the question.
+		citeAll(p.pick(t.fitting(p), n, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea"))
 	case "pitfalls":
-		citeAll(p.best(t.frameworks(), n, false, "pitfall"))
+		citeAll(p.best(t.fitting(p), n, false, "pitfall"))
 	case "evidence":
 		citeAll(p.best(t.supporting(), min(n, 1), false, "idea", "summary", "when"))
 	case "metrics":
@@ -402,6 +405,47 @@ func (t turn) howTo(article entityResult) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// fitting are the frameworks read that fit the question, best first: each
+// one's fit is the share of the question's key terms (by importance) that
+// its text holds (its application to the diagnosed constraint included);
+// a framework that fits less than half as well as the best, or hardly at
+// all, is left out, so an entity the search ranked for a generic word does
+// not speak.
+func (t turn) fitting(p *picker) []*entityResult {
+	type scored struct {
+		e   *entityResult
+		fit float64
+	}
+	var list []scored
+	best := 0.0
+	for _, e := range t.frameworks() {
+		terms := map[string]bool{}
+		for _, s := range p.sentencesOf(e) {
+			for _, term := range s.terms {
+				terms[term] = true
+			}
+		}
+		for _, term := range analyse(e.Title).terms {
+			terms[term] = true
+		}
+		fit, _ := t.reading.Addressed(func(stem string) bool { return terms[stem] })
+		list = append(list, scored{e, fit})
+		best = max(best, fit)
+	}
+	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.fit, a.fit) })
+	var out []*entityResult
+	for _, s := range list {
+		if s.fit >= minFit && s.fit >= best/2 {
+			out = append(out, s.e)
+		}
+	}
+	return out
+}
+
+// minFit is the least share of the question's key terms a framework's
+// text must hold to speak in the answer.
+const minFit = 0.1
 
 // frameworks are the frameworks read (all entities read when there is no
 // framework among them); supporting the papers and essays.

@@ -176,9 +176,10 @@ func (p *picker) best(entities []*entityResult, n int, loose bool, kinds ...stri
 // the overlap a sentence needs otherwise; actions prefers sentences that
 // say what to do.
 type pickRule struct {
-	loose   bool
-	least   float64
-	actions bool
+	loose       bool
+	least       float64
+	actions     bool
+	actionsOnly bool
 }
 
 func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
@@ -199,7 +200,11 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 				continue // about what was tried
 			}
 			s.score = overlap / (1 + 0.05*float64(len(s.terms)))
-			if rule.actions && persona.IsAction(s.text) {
+			action := s.kind == "step" || persona.IsAction(s.text)
+			if rule.actionsOnly && !action {
+				continue
+			}
+			if rule.actions && action {
 				s.score += 1
 			}
 			s.strong = overlap >= rule.least
