@@ -54,6 +54,7 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 			search = strings.Join(words, " ")
 		}
 	}
+	own := strings.TrimSpace(search) // what this message itself asks
 	if len(earlier) > 0 && (len(textproc.Terms(search)) < 8 || r.Tried) {
 		search = earlier[len(earlier)-1] + " " + search
 	}
@@ -64,6 +65,20 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	}
 	r.HowTo = lex.howTo.find(message, foldCase(message)) != ""
 	r.KeyTerms = keyTerms(r.Search, r.Scope.Business, r.TriedTerms, lex, words)
+	if r.Search != own {
+		// A follow-up leans on the problem stated before, but what it
+		// adds (the new facts) is what it asks about most: the earlier
+		// turn's words weigh half.
+		mine := map[string]bool{}
+		for _, t := range textproc.Terms(own) {
+			mine[t] = true
+		}
+		for i := range r.KeyTerms {
+			if !mine[r.KeyTerms[i].Stem] {
+				r.KeyTerms[i].Weight /= 2
+			}
+		}
+	}
 	if lex.source.find(message, foldCase(message)) != "" {
 		r.Names = sourceNames(message)
 	}

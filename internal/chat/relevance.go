@@ -12,8 +12,8 @@ import (
 // question its evidence does not address is not `high` (D7).
 //
 // The relevance is the weighted share of the question's key terms (the
-// reading's: a business word weighs 1, an ordinary one 0.5) that the
-// answer's verified claims contain, scaled so that addressing
+// reading's, by importance) that the answer's verified cited claims
+// contain, scaled so that addressing
 // fullRelevanceAt of them counts as fully relevant. The score becomes the
 // lower of support (verified claims over claims) and relevance, and the
 // level follows the score. An answer to a message that also tried to change
@@ -25,7 +25,10 @@ func withRelevance(c verify.Confidence, r Reading) verify.Confidence {
 	}
 	addressed := map[string]bool{}
 	for _, v := range c.Verdicts {
-		if v.Status == verify.Verified {
+		// Only what the answer cites and the cited knowledge states counts:
+		// an uncited line (a metric to watch, say) may be backed by what
+		// the turn retrieved, but it is not the knowledge answering.
+		if v.Status == verify.Verified && len(v.Citations) > 0 {
 			for _, t := range textproc.Terms(v.Claim) {
 				addressed[t] = true
 			}

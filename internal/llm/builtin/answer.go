@@ -320,8 +320,21 @@ func (t turn) nearest(p *picker) string {
 		b.WriteString(":\n")
 	}
 	b.WriteString("\n## What would settle it\n")
-	fmt.Fprintf(&b, "- %s\n", t.ranked(t.persona.Settle)[0])
+	fmt.Fprintf(&b, "- %s\n", t.settleQuestion())
 	return strings.TrimSpace(b.String())
+}
+
+// settleQuestion is the persona's question that would settle an answer
+// the knowledge does not cover: the one that shares most with the
+// question, never one asking what was tried when the user said it.
+func (t turn) settleQuestion() string {
+	qs := t.ranked(t.persona.Settle)
+	for _, q := range qs {
+		if !t.reading.Tried || !strings.Contains(strings.ToLower(q), "tried") {
+			return q
+		}
+	}
+	return qs[0]
 }
 
 // decline answers a question outside the knowledge base's scope: the
