@@ -12,6 +12,9 @@ import (
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
 
+// yearPattern finds a year in a sentence.
+var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
+
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
 // catalog's application of a framework (kinds application and step) in
@@ -77,7 +80,9 @@ func sentences(e *entityResult) []sentence {
 	if len(summary) > 1 && (len(e.KeyIdeas) > 0 || len(e.WhenToUse) > 0) {
 		summary = summary[1:]
 	}
-	add("summary", summary)
+	// A summary sentence that dates the work ("It originated in 1996 at
+	// ...") tells its history, which helps no one act: left out.
+	add("summary", slices.DeleteFunc(summary, func(s string) bool { return yearPattern.MatchString(s) }))
 	add("pitfall", e.Pitfalls)
 	return out
 }
@@ -88,6 +93,11 @@ type picker struct {
 	// terms weighs the question's stems: its key terms as the reading
 	// weighs them, the persona's situation's words less.
 	terms map[string]float64
+	// importance weighs the same stems by how specific they are to the
+	// knowledge base too (tooling.KeyTerm.Importance): it ranks the
+	// sentences that pass, so a sentence about the question's specific
+	// words comes before one that shares only common ones.
+	importance map[string]float64
 	// used holds the normalised lines already said, earlier in the
 	// conversation or in this answer.
 	used map[string]bool
@@ -108,8 +118,8 @@ type picker struct {
 }
 
 func (t turn) newPicker() *picker {
-	p := &picker{terms: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{}, cited: map[string]int{},
-		analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{},
+		cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	if t.diagnosisApplies() {
 		for _, a := range t.diagnosis.Applications {
 			p.applied[a.Token] = a
@@ -120,6 +130,7 @@ func (t turn) newPicker() *picker {
 	}
 	for _, k := range t.reading.KeyTerms {
 		p.terms[k.Stem] = max(p.terms[k.Stem], k.Weight)
+		p.importance[k.Stem] = k.Importance()
 	}
 	for _, term := range t.reading.TriedTerms {
 		p.avoid[term] = true
@@ -189,9 +200,10 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
 				continue
 			}
-			overlap, avoided := 0.0, 0
+			overlap, important, avoided := 0.0, 0.0, 0
 			for _, term := range s.terms {
 				overlap += p.terms[term]
+				important += p.importance[term]
 				if p.avoid[term] {
 					avoided++
 				}
@@ -199,7 +211,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if avoided >= 2 {
 				continue // about what was tried
 			}
-			s.score = overlap / (1 + 0.05*float64(len(s.terms)))
+			s.score = important / (1 + 0.05*float64(len(s.terms)))
 			action := s.kind == "step" || persona.IsAction(s.text)
 			if rule.actionsOnly && !action {
 				continue
