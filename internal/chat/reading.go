@@ -39,8 +39,8 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	if strings.TrimSpace(text) == "" {
 		r.Scope.InScope = false
 	}
-	if id, note := careTopicOf(message, lex); id != "" {
-		r.Scope.Care, r.Scope.CareNote, r.Scope.InScope = id, note, false
+	if c := careTopicOf(message, lex); c != nil {
+		r.Scope.Care, r.Scope.CareSubject, r.Scope.CareNote, r.Scope.InScope = c.id, c.subject, c.note, false
 	}
 
 	// What was tried is not what to answer: its clause leaves the search.
@@ -119,17 +119,17 @@ func withoutInjection(text string, lex *lexicon) (string, bool) {
 }
 
 // careTopicOf returns the first subject never advised on that the text
-// shows, with its note.
-func careTopicOf(text string, lex *lexicon) (id, note string) {
+// shows, or nil.
+func careTopicOf(text string, lex *lexicon) *careTopic {
 	folded := foldCase(text)
-	for _, c := range lex.care {
+	for i, c := range lex.care {
 		for _, sh := range c.shapes {
 			if sh.find(text, folded) != "" {
-				return c.id, c.note
+				return &lex.care[i]
 			}
 		}
 	}
-	return "", ""
+	return nil
 }
 
 // withoutTried returns text without the clauses that say what was already

@@ -38,8 +38,8 @@ type lexicon struct {
 
 // careTopic is one subject the assistant never advises on.
 type careTopic struct {
-	id, note string
-	shapes   []shape
+	id, subject, note string
+	shapes            []shape
 }
 
 // wordList is one scope word list: entries of one stem, or of a phrase's
@@ -68,6 +68,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		Shapes       []string `yaml:"off_topic_patterns"`
 		Care         []struct {
 			ID       string   `yaml:"id"`
+			Subject  string   `yaml:"subject"`
 			Note     string   `yaml:"note"`
 			Patterns []string `yaml:"patterns"`
 		} `yaml:"care"`
@@ -96,7 +97,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		lex.offTopicShapes = append(lex.offTopicShapes, newShape(`(?i)`+p))
 	}
 	for _, c := range raw.Care {
-		topic := careTopic{id: c.ID, note: c.Note}
+		topic := careTopic{id: c.ID, subject: c.Subject, note: c.Note}
 		for _, p := range c.Patterns {
 			topic.shapes = append(topic.shapes, newShape(`(?i)`+p))
 		}

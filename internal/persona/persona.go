@@ -70,8 +70,10 @@ type Persona struct {
 	// question is about a conversation or a fault, not the business).
 	Diagnosis string `yaml:"diagnosis"`
 	// ProductDocs marks the persona that answers how-to questions about
-	// the user's own product, from imported help articles only.
-	ProductDocs bool `yaml:"product_docs"`
+	// the user's own product, from imported help articles only;
+	// NoProductDocs is what it says when none matches.
+	ProductDocs   bool   `yaml:"product_docs"`
+	NoProductDocs string `yaml:"no_product_docs"`
 	// Help says what the persona helps with, in its voice: the body of a
 	// decline.
 	Help string `yaml:"help"`
@@ -166,6 +168,8 @@ func (p Persona) check() error {
 		return fmt.Errorf("fewer than three sections")
 	case len(p.Settle) == 0:
 		return fmt.Errorf("no questions to settle an unsure answer")
+	case p.ProductDocs && p.NoProductDocs == "":
+		return fmt.Errorf("product_docs needs no_product_docs")
 	case p.Diagnosis != "leads" && p.Diagnosis != "informs":
 		return fmt.Errorf("diagnosis must be leads or informs, not %q", p.Diagnosis)
 	}

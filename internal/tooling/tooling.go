@@ -146,10 +146,12 @@ type Scope struct {
 	// Care names a subject the assistant never advises on, whatever
 	// business words surround it: health, law, tax, personal-finance,
 	// job-application or code ("" for none). Such a question is out of
-	// scope; CareNote is the one plain sentence to say about it (for
-	// health: to get medical help), "" when there is none.
-	Care     string `json:"care,omitempty"`
-	CareNote string `json:"care_note,omitempty"`
+	// scope; CareSubject names the subject to open the decline ("A
+	// person's health"), and CareNote is the one plain sentence to say
+	// about it (for health: to get medical help), "" when there is none.
+	Care        string `json:"care,omitempty"`
+	CareSubject string `json:"care_subject,omitempty"`
+	CareNote    string `json:"care_note,omitempty"`
 	// Injection is true when the message tries to change the assistant's
 	// instructions or role or to reveal its configuration.
 	Injection bool `json:"injection,omitempty"`

@@ -348,7 +348,7 @@ func (t turn) decline() string {
 	}
 	switch {
 	case s.Care != "":
-		fmt.Fprintf(&b, "%s is outside what I can advise on, so I will not guess at it. ", careSubject[s.Care])
+		fmt.Fprintf(&b, "%s is outside what I can advise on, so I will not guess at it. ", cmp.Or(s.CareSubject, "That"))
 		if s.CareNote != "" {
 			b.WriteString(s.CareNote + " ")
 		}
@@ -359,16 +359,6 @@ func (t turn) decline() string {
 	}
 	b.WriteString(t.persona.Help)
 	return b.String()
-}
-
-// careSubject names each subject never advised on, to open its decline.
-var careSubject = map[string]string{
-	"health":           "A person's health",
-	"law":              "A legal question",
-	"tax":              "Tax treatment",
-	"personal-finance": "Personal finance",
-	"job-application":  "A job application",
-	"code":             "Writing or fixing code",
 }
 
 // productQuestionWithoutDocs reports whether the question asks how to use
@@ -382,9 +372,7 @@ func (t turn) productQuestionWithoutDocs() bool {
 // declineProduct answers a how-to question about the user's own product
 // when the knowledge base holds none of its documentation.
 func (t turn) declineProduct() string {
-	return "I do not have your product's documentation, so I cannot tell you how to do that without guessing. " +
-		"Import its help articles with `assistant kb import` (Markdown, JSON lines or BibTeX) and I will answer from them, citing the article. " +
-		t.persona.Help
+	return t.persona.NoProductDocs
 }
 
 // importedLeads reports whether the workspace's own knowledge tops the
