@@ -334,3 +334,48 @@ func TestScopeWords(t *testing.T) {
 		t.Errorf("language %q, want es", l)
 	}
 }
+
+// TestHealthPointsToMedicalHelp: a question about a person's health is
+// declined in every mode, whatever business words surround it, with one
+// plain sentence to get medical help and nothing cited.
+func TestHealthPointsToMedicalHelp(t *testing.T) {
+	s, _ := fullService(t)
+	q := "Our best technician gets dizzy and short of breath on the roof; how do I keep the crew's schedule on track?"
+	for _, mode := range chat.Modes {
+		r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Response, "medical help") || !strings.Contains(r.Response, "emergency") ||
+			len(tokensOf(r.Response)) > 0 || r.Confidence.Level != "none" {
+			t.Errorf("%s: %s (%s)", mode, r.Response, r.Confidence.Level)
+		}
+	}
+}
+
+// TestAnswersNeverSpliceTheQuestion: the builtin's own words never carry
+// the user's: no run of five words of the question appears in a line of
+// the answer that cites nothing (the words the knowledge base holds
+// nothing on are quoted one by one; a cited sentence is the knowledge's).
+func TestAnswersNeverSpliceTheQuestion(t *testing.T) {
+	s, _ := fullService(t)
+	for _, c := range rubricCases {
+		r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var own []string
+		for _, line := range strings.Split(r.Response, "\n") {
+			if len(tokensOf(line)) == 0 {
+				own = append(own, line)
+			}
+		}
+		answer := " " + strings.Join(strings.Fields(strings.ToLower(strings.Join(own, " "))), " ") + " "
+		words := strings.Fields(strings.ToLower(strings.Trim(c.question, ".?!")))
+		for i := 0; i+5 <= len(words); i++ {
+			if run := strings.Join(words[i:i+5], " "); strings.Contains(answer, " "+run+" ") {
+				t.Errorf("%q answer repeats %q:\n%s", c.question, run, r.Response)
+			}
+		}
+	}
+}
