@@ -174,8 +174,10 @@ func TestRemoteProvidersFollowTheScopeRule(t *testing.T) {
 				Response   string
 				RagHits    []struct{ Source string } `json:"rag_hits"`
 				Confidence struct {
-					Level    string
-					Verdicts []struct{ Claim, Status string }
+					Level     string
+					Score     float64
+					Relevance *float64
+					Verdicts  []struct{ Claim, Status string }
 				}
 			}
 			ask := func(message string) answer {
@@ -206,6 +208,11 @@ func TestRemoteProvidersFollowTheScopeRule(t *testing.T) {
 			}
 			if in.Confidence.Level == "none" || len(in.Confidence.Verdicts) == 0 || in.Confidence.Verdicts[0].Status != "verified" {
 				t.Errorf("the model's grounded answer is judged by the claim rules: %+v", in.Confidence)
+			}
+			// The answer-level relevance applies to a hosted model's answer
+			// too, and the score is never above it.
+			if r := in.Confidence.Relevance; r == nil || in.Confidence.Score > *r {
+				t.Errorf("no relevance on a hosted model's answer, or a score above it: %+v", in.Confidence)
 			}
 		})
 	}
