@@ -52,17 +52,18 @@ func (t turn) compose() string {
 }
 
 // The answer-level relevance bands of the builtin's own composition (the
-// share of the question's weighted key terms that the cited sentences
-// address): below nearestBelow it offers only the nearest knowledge; below
-// sureFrom it ends with the question that would sharpen it.
+// share of the question's key terms, by importance, that the cited
+// sentences address): below nearestBelow it offers only the nearest
+// knowledge; below noteBelow it opens by naming what the knowledge base
+// holds nothing specific on.
 const (
 	nearestBelow = 0.12
 	noteBelow    = 0.4
 )
 
-// weighty keeps the missing words that matter to the question: those the
-// reading weighs at least half (a business word, or a word specific to
-// the knowledge base), in the order given.
+// weighty keeps the missing words that matter to the question: those of
+// importance at least 0.4 (a business word or a word specific to the
+// knowledge base, not a common one), in the order given.
 func (t turn) weighty(words []string) []string {
 	weight := map[string]float64{}
 	for _, k := range t.reading.KeyTerms {
@@ -414,6 +415,14 @@ func (t turn) howTo(article entityResult) string {
 // all, is left out, so an entity the search ranked for a generic word does
 // not speak.
 func (t turn) fitting(p *picker) []*entityResult {
+	if p.fitting == nil {
+		p.fitting = t.byFit(p)
+	}
+	return p.fitting
+}
+
+// byFit orders and filters the frameworks read by their fit (fitting).
+func (t turn) byFit(p *picker) []*entityResult {
 	type scored struct {
 		e   *entityResult
 		fit float64
@@ -435,7 +444,7 @@ func (t turn) fitting(p *picker) []*entityResult {
 		best = max(best, fit)
 	}
 	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.fit, a.fit) })
-	var out []*entityResult
+	out := []*entityResult{} // not nil: worked out
 	for _, s := range list {
 		if s.fit >= minFit && s.fit >= best/2 {
 			out = append(out, s.e)

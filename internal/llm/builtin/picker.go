@@ -111,6 +111,9 @@ type picker struct {
 	// analysed keeps each entity's sentences, so the sections of one
 	// answer list an entity once.
 	analysed map[string][]sentence
+	// fitting are the frameworks read that fit the question, best first
+	// (turn.fitting), worked out once per answer.
+	fitting []*entityResult
 	// applied holds, by framework token, the diagnosis's application of it
 	// when the diagnosis applies to the answer: its text and first steps
 	// are the framework's sentences too (its card shows them).
