@@ -56,6 +56,6 @@ func withRelevance(c verify.Confidence, r Reading) verify.Confidence {
 // score of an answer that is `low` at most.
 const (
 	minRelevance    = 0.05
-	fullRelevanceAt = 0.6
+	fullRelevanceAt = 0.75
 	lowCap          = 0.49
 )
