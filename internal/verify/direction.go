@@ -236,27 +236,58 @@ var inclusiveBound = map[string]bool{"within": true, "at most": true, "no more t
 
 func quantitiesOf(text string) []quantity {
 	var out []quantity
-	for _, m := range quantityPattern.FindAllStringSubmatch(text, -1) {
-		v, err := strconv.ParseFloat(m[2], 64)
+	for _, m := range quantityPattern.FindAllStringSubmatchIndex(text, -1) {
+		v, err := strconv.ParseFloat(text[m[4]:m[5]], 64)
 		if err != nil {
 			continue
 		}
-		unit := strings.ToLower(m[3])
-		if unit == "percent" || unit == "per" {
-			unit = "%"
-		} else if unit != "%" && unit != "" {
-			unit = textproc.Stem(unit)
+		cmp, unit := "", ""
+		if m[2] >= 0 {
+			cmp = strings.ToLower(strings.Join(strings.Fields(text[m[2]:m[3]]), " "))
 		}
-		cmp := strings.ToLower(strings.Join(strings.Fields(m[1]), " "))
-		out = append(out, quantity{value: v, unit: unit, bound: boundSide[cmp], strict: !inclusiveBound[cmp]})
+		if m[6] >= 0 {
+			unit = strings.ToLower(text[m[6]:m[7]])
+		}
+		q := quantity{value: v, bound: boundSide[cmp], strict: !inclusiveBound[cmp]}
+		// "40 or less", "5% or more": a bound written after its number.
+		after := text[m[1]:]
+		if unit != "or" {
+			after = strings.TrimPrefix(strings.TrimLeft(after, " "), "or")
+		}
+		if s := orBound.FindStringSubmatch(after); s != nil && (unit == "or" || len(after) < len(text[m[1]:])) {
+			q.bound, q.strict = boundSide[strings.ToLower(s[1])+" than"], false
+			if unit != "%" && unit != "percent" {
+				unit = "#" // a bare number: compared only with a bound of its own kind
+			}
+		}
+		switch {
+		case unit == "percent" || unit == "per":
+			q.unit = "%"
+		case unit == "%" || unit == "#" || unit == "":
+			q.unit = unit
+		default:
+			q.unit = textproc.Stem(unit)
+		}
+		out = append(out, q)
 	}
 	return out
 }
 
+// orBound reads the comparison of "N or less" after the number's "or".
+var orBound = regexp.MustCompile(`(?i)^\s+(less|fewer|lower|smaller|more|greater|higher|larger)\b`)
+
 // outside reports whether amount a (a plain number) falls outside bound b
 // of the same unit.
 func outside(a, b quantity) bool {
-	if a.bound != 0 || b.bound == 0 || a.unit != b.unit || a.unit == "" {
+	if a.unit != b.unit || a.unit == "" {
+		return false
+	}
+	if a.bound != 0 && b.bound != 0 {
+		// Two bounds on opposite sides of one number ("40 or less"
+		// against "40 or more") say opposite things.
+		return a.bound != b.bound && a.value == b.value
+	}
+	if a.bound != 0 || b.bound == 0 || a.unit == "#" {
 		return false
 	}
 	if a.value == b.value {

@@ -49,6 +49,8 @@ func TestDirection(t *testing.T) {
 	cite := " [paper:x-2004-churn]."
 	queues := assistant.Entity{Type: "framework", Slug: "queues", Title: "Queues", Summary: "Long queues drive churn among small customers."}
 	cite2 := " [framework:queues]."
+	forty := assistant.Entity{Type: "framework", Slug: "forty", Title: "Forty", Summary: "Firms that answer tickets faster keep 40 or more of their customers."}
+	cite3 := " [framework:forty]."
 	for _, tc := range []struct {
 		text, want string
 	}{
@@ -62,12 +64,17 @@ func TestDirection(t *testing.T) {
 		{"Support tickets rose after the redesign" + cite, verify.Contradicted},
 		{"Support tickets fell before the redesign" + cite, verify.Contradicted},
 		{"Monthly churn in the sample stayed at most 2.5% for mature firms" + cite, verify.Verified},
+		{"Firms that answer tickets faster keep 40 or more of their customers" + cite3, verify.Verified},
+		{"Firms that answer tickets faster keep 40 or fewer of their customers" + cite3, verify.Contradicted},
 		{"Long queues drive churn among small customers" + cite2, verify.Verified},
 		{"Churn drives long queues among small customers" + cite2, verify.Contradicted},
 	} {
 		src := e
 		if strings.HasSuffix(tc.text, cite2) {
 			src = queues
+		}
+		if strings.HasSuffix(tc.text, cite3) {
+			src = forty
 		}
 		v := checkOne(c, tc.text, src)
 		if v.Status != tc.want {

@@ -27,10 +27,13 @@ type unit struct {
 	names   []string        // claims only: lowercase capitalised words not at the start
 	claim   *claimFacts     // claims only: what the metadata and quotation checks read
 	negated map[string]bool // stems in the scope of a negation (the three content words after it)
-	stems   map[string]bool // stems of all the words, stop words included
-	weights []float64       // weight of each of terms, in the same order
-	line    string          // the words joined by spaces, with a space at each end
-	dir     direction       // claims only: its moves, bounds and amounts (direction.go)
+	// bareNegations counts the negations no content word follows in their
+	// clause ("where buyers cannot get it").
+	bareNegations int
+	stems         map[string]bool // stems of all the words, stop words included
+	weights       []float64       // weight of each of terms, in the same order
+	line          string          // the words joined by spaces, with a space at each end
+	dir           direction       // claims only: its moves, bounds and amounts (direction.go)
 }
 
 var (
@@ -76,13 +79,18 @@ func analyse(text string, claim bool) unit {
 	}
 	for k, clause := range clauses {
 		// A negation covers the next negationScope content words of its
-		// clause; a second negation in that scope cancels the first.
-		scope, negated := 0, false
+		// clause; a second negation in that scope cancels the first. A
+		// negation followed by no content word in its clause ("buyers
+		// cannot get it") is counted bare.
+		scope, negated, covered := 0, false, true
 		words := textproc.Words(clause)
 		for i, w := range words {
 			if !inQuote[k] && (negations[w] || w == "t" && i > 0 && contracted[words[i-1]] || strings.HasSuffix(w, "nt") && textproc.IsStopWord(w)) {
+				if !covered {
+					u.bareNegations++
+				}
 				negated = scope == 0 || !negated
-				scope = negationScope
+				scope, covered = negationScope, false
 				continue
 			}
 			if textproc.IsStopWord(w) {
@@ -94,11 +102,15 @@ func analyse(text string, claim bool) unit {
 			if scope > 0 {
 				u.negated[t] = u.negated[t] || negated
 				scope--
+				covered = true
 			}
 			if !u.set[t] {
 				u.set[t] = true
 				u.terms = append(u.terms, t)
 			}
+		}
+		if !covered {
+			u.bareNegations++
 		}
 	}
 	for _, m := range numberPattern.FindAllString(text, -1) {
@@ -485,12 +497,16 @@ func (s *scoring) missingNames() float64 {
 func (s *scoring) length() float64 { return math.Log1p(float64(len(s.claim.terms))) }
 
 // negationContrast is 1 when a term the claim shares with the top passage
-// of its best window is negated in one of them and not in the other.
+// of its best window is negated in one of them and not in the other, or
+// when one of them has more bare negations than the other.
 func (s *scoring) negationContrast() float64 {
 	if s.top < 0 {
 		return 0
 	}
 	p := &s.ev.units[s.top]
+	if s.claim.bareNegations != p.bareNegations {
+		return 1
+	}
 	for i, t := range s.claim.terms {
 		if s.inTop[i] && s.claim.negated[t] != p.negated[t] {
 			return 1

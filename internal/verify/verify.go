@@ -293,13 +293,9 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	// the same thing, a number on the wrong side of a bound) is
 	// contradicted by that passage.
 	if len(cl.Citations) > 0 && !contrast {
-		for _, e := range sources {
-			ev := index.evidence(e)
-			if j, reason := ev.reversal(&claim); j >= 0 {
-				v.Status, v.Score, v.Reason = Contradicted, 0, reason
-				v.Evidence = evidenceAt(e, ev.placeLine(e, ev.locs[j], claim.stems), ev.texts[j])
-				return v
-			}
+		if evidence, reason := reversedBy(&claim, sources, index); evidence != nil {
+			v.Status, v.Score, v.Reason, v.Evidence = Contradicted, 0, reason, evidence
+			return v
 		}
 	}
 	switch {
@@ -319,6 +315,18 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Status, v.Basis, v.Reason = Unsupported, Insufficient, fmt.Sprintf("the closest passage falls short (score %.2f)", score)
 	}
 	return v
+}
+
+// reversedBy returns the evidence of the first passage of the sources
+// that reverses the claim (direction.go) and the reason, or nil.
+func reversedBy(claim *unit, sources []assistant.Entity, index evidenceIndex) (*Evidence, string) {
+	for _, e := range sources {
+		ev := index.evidence(e)
+		if j, reason := ev.reversal(claim); j >= 0 {
+			return evidenceAt(e, ev.placeLine(e, ev.locs[j], claim.stems), ev.texts[j]), reason
+		}
+	}
+	return nil, ""
 }
 
 // Bases of an unsupported verdict.
