@@ -105,6 +105,10 @@ return {admitted, count, reset, epoch}
 // did not answer in time and the outcome is unknown.
 const unknownRetryAfter = time.Second
 
+// maxAbandoned bounds the members of refused requests a ledger waits to
+// remove from Redis.
+const maxAbandoned = 1000
+
 // epochTTL is how long the epoch key lives; when it expires the instances
 // carry their ledgers again, as after a restart of Redis.
 const epochTTL = 10 * time.Minute
@@ -183,13 +187,16 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 	i := slices.IndexFunc(l.entries, func(a admission) bool { return a.member == member })
 	if err != nil {
 		s.c.fellBack(s.name)
-		if timedOut(err) && ctx.Err() == nil {
+		if timedOut(err) || ctx.Err() != nil {
 			// The call may have run, and Redis's window may be full: an
 			// unknown outcome is refused, so that a slow answer never
 			// admits past the limit. (Once the breaker opens, calls fail
 			// at once without running, and the ledger admits.)
 			if i >= 0 {
 				l.entries = slices.Delete(l.entries, i, i+1)
+			}
+			if len(l.abandoned) >= maxAbandoned {
+				l.abandoned = l.abandoned[1:] // its entry ages out of Redis's window by itself
 			}
 			l.abandoned = append(l.abandoned, member)
 			return assistant.Decision{Limit: s.limit, Reset: unknownRetryAfter, RetryAfter: unknownRetryAfter}, nil
