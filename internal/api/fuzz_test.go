@@ -148,3 +148,42 @@ func FuzzOpenAICompletions(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMCP: whatever the body, /mcp never answers 5xx, every answer is
+// JSON (a JSON-RPC message, an error included) within the bound of 1 MiB,
+// and a batch is never served.
+func FuzzMCP(f *testing.F) {
+	h, key := fuzzServer(f)
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_knowledge","arguments":{"query":"bottleneck","limit":50}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"assistant://framework/theory-of-constraints"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"resources/list","params":{"cursor":"nope"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`[{"jsonrpc":"2.0","id":0,"method":"resources/list"},{"jsonrpc":"2.0","id":1,"method":"resources/list"}]`,
+		"", "{}", "[]", "null", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		}
+		if rec.Body.Len() > 1<<20 {
+			t.Fatalf("%q: an answer of %d bytes", body, rec.Body.Len())
+		}
+		if rec.Code != http.StatusAccepted && rec.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("%q: %d as %q: %s", body, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
+		if strings.HasPrefix(strings.TrimSpace(body), "[") && rec.Code == http.StatusOK {
+			t.Fatalf("%q: a batch was served: %s", body, rec.Body)
+		}
+	})
+}

@@ -228,8 +228,11 @@ func (c *Client) member() string {
 }
 
 // slowTrip is how long calls must have been timing out, with no other
-// kind of failure, before the breaker opens.
-const slowTrip = 250 * time.Millisecond
+// kind of failure, before the breaker opens: 40 timeouts (a second with
+// the default 25 ms), at least 250 ms and at most a second.
+func slowTrip(timeout time.Duration) time.Duration {
+	return min(time.Second, max(250*time.Millisecond, 40*timeout))
+}
 
 // failingLongEnough lets the breaker open on tripAfter consecutive
 // failures when one of them was not a timeout (Redis refused the
@@ -241,7 +244,7 @@ const slowTrip = 250 * time.Millisecond
 func (c *Client) failingLongEnough() bool {
 	c.runMu.Lock()
 	defer c.runMu.Unlock()
-	return c.runDefinite || (!c.runStart.IsZero() && time.Since(c.runStart) >= slowTrip)
+	return c.runDefinite || (!c.runStart.IsZero() && time.Since(c.runStart) >= slowTrip(c.timeout))
 }
 
 // noteOutcome keeps the current run of failures up to date.

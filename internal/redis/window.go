@@ -36,19 +36,21 @@ import (
 //     one; an instance that finds the epoch changed carries its whole
 //     ledger again before deciding, so the shared window again knows every
 //     admission of the instances that call it.
-//   - A call that timed out may have run: it is tried once more with the
-//     same member, which the script recognises as already admitted. If the
-//     second try times out too, the request is refused (Retry-After 1 s):
-//     admitting it could exceed the limit of a window Redis holds full.
-//     Only calls that cannot have run (a refused connection, the breaker
-//     open) leave the decision to the ledger.
+//   - A call that timed out may have run, and Redis may hold the window
+//     full: its request is refused (Retry-After 1 s), never admitted past
+//     the limit, and its member is removed from Redis's window by the next
+//     call, in case the call did add it. Only calls that cannot have run
+//     (a refused connection, the breaker open) leave the decision to the
+//     ledger.
 
 // windowScript decides one request. KEYS[1] the sorted set; KEYS[2] the
 // epoch key. ARGV[1] the limit; ARGV[2] the window in microseconds;
 // ARGV[3] this request's member; ARGV[4] the epoch the caller's ledger was
 // carried under; ARGV[5] a new epoch value, used when none exists; ARGV[6]
-// the epoch's time to live in milliseconds; then pairs (member, age in
-// microseconds) of admissions to carry in. It returns {admitted 1|0,
+// the epoch's time to live in milliseconds; ARGV[7] n, then n pairs
+// (member, age in microseconds) of admissions to carry in, then the
+// members of refused requests whose call may have added them (removed).
+// It returns {admitted 1|0,
 // admissions in the window, microseconds until the window admits one more,
 // the epoch}, or {-1, 0, 0, epoch} without deciding when the caller's
 // epoch is not the current one.
@@ -65,18 +67,20 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-for i = 7, #ARGV, 2 do
+local carried = tonumber(ARGV[7])
+for i = 8, 7 + 2 * carried, 2 do
   local at = now - tonumber(ARGV[i + 1])
   if at > now - window then
     redis.call('ZADD', KEYS[1], 'NX', string.format('%d', at), ARGV[i])
   end
 end
+for i = 8 + 2 * carried, #ARGV do
+  redis.call('ZREM', KEYS[1], ARGV[i])
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%d', now - window))
 local count = redis.call('ZCARD', KEYS[1])
 local admitted = 0
-if redis.call('ZSCORE', KEYS[1], ARGV[3]) then
-  admitted = 1 -- a retried call whose first attempt was admitted
-elseif count < limit then
+if count < limit then
   redis.call('ZADD', KEYS[1], string.format('%d', now), ARGV[3])
   count = count + 1
   admitted = 1
@@ -100,6 +104,10 @@ return {admitted, count, reset, epoch}
 // unknownRetryAfter is the Retry-After of a request refused because Redis
 // did not answer in time and the outcome is unknown.
 const unknownRetryAfter = time.Second
+
+// maxAbandoned bounds the members of refused requests a ledger waits to
+// remove from Redis.
+const maxAbandoned = 1000
 
 // epochTTL is how long the epoch key lives; when it expires the instances
 // carry their ledgers again, as after a restart of Redis.
@@ -125,8 +133,13 @@ type SlidingWindow struct {
 }
 
 // ledger is this instance's record of its admissions of one key in the
-// last window, oldest first.
-type ledger struct{ entries []admission }
+// last window, oldest first, and of the requests it refused after a call
+// that may have admitted them in Redis (abandoned: their members are
+// removed from Redis's window by the next call).
+type ledger struct {
+	entries   []admission
+	abandoned []string
+}
 
 type admission struct {
 	at     time.Time
@@ -174,7 +187,7 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 	i := slices.IndexFunc(l.entries, func(a admission) bool { return a.member == member })
 	if err != nil {
 		s.c.fellBack(s.name)
-		if timedOut(err) {
+		if timedOut(err) || ctx.Err() != nil {
 			// The call may have run, and Redis's window may be full: an
 			// unknown outcome is refused, so that a slow answer never
 			// admits past the limit. (Once the breaker opens, calls fail
@@ -182,6 +195,10 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 			if i >= 0 {
 				l.entries = slices.Delete(l.entries, i, i+1)
 			}
+			if len(l.abandoned) >= maxAbandoned {
+				l.abandoned = l.abandoned[1:] // its entry ages out of Redis's window by itself
+			}
+			l.abandoned = append(l.abandoned, member)
 			return assistant.Decision{Limit: s.limit, Reset: unknownRetryAfter, RetryAfter: unknownRetryAfter}, nil
 		}
 		// Redis could not run the call: the ledger admits (it had room),
@@ -229,44 +246,41 @@ type windowAnswer struct {
 	epoch    string
 }
 
-// ask has Redis decide: with the ledger's admissions Redis does not hold
-// carried in, again with the whole ledger when Redis's epoch changed, and
-// once more with the same member when the call timed out.
+// ask has Redis decide, with the ledger's admissions Redis does not hold
+// carried in, and again with the whole ledger when Redis's epoch changed.
 func (s *SlidingWindow) ask(ctx context.Context, key, member string) (windowAnswer, error) {
-	for attempt := 0; ; attempt++ {
-		res, err := s.run(ctx, key, member)
-		switch {
-		case err == nil && res.admitted:
-			return res, nil
-		case err == nil && res.count == -1 && attempt == 0: // another epoch: carry everything
-			s.c.setEpoch(res.epoch)
-		case err == nil && res.count == -1:
-			return windowAnswer{}, fmt.Errorf("redis %s: the epoch changed twice during one decision", s.name)
-		case err == nil:
-			return res, nil
-		case timedOut(err) && attempt == 0 && ctx.Err() == nil:
-			// The call may have run: try it once more with the same member.
-		default:
-			return windowAnswer{}, err
-		}
+	res, err := s.run(ctx, key, member)
+	if err != nil || res.count != -1 {
+		return res, err
 	}
+	s.c.setEpoch(res.epoch) // another epoch: carry everything
+	if res, err = s.run(ctx, key, member); err == nil && res.count == -1 {
+		return windowAnswer{}, fmt.Errorf("redis %s: the epoch changed twice during one decision", s.name)
+	}
+	return res, err
 }
 
 // run calls the script once, carrying the ledger's admissions that the
 // current epoch does not hold.
 func (s *SlidingWindow) run(ctx context.Context, key, member string) (windowAnswer, error) {
 	epoch := s.c.currentEpoch()
-	args := []any{s.limit, s.window.Microseconds(), member, epoch, s.c.member(), epochTTL.Milliseconds()}
 	now := s.now()
 	s.mu.Lock()
 	var carried []string
-	for _, a := range s.ledger(key, now).entries {
+	var pairs []any
+	l := s.ledger(key, now)
+	for _, a := range l.entries {
 		if !a.deciding && a.epoch != epoch {
-			args = append(args, a.member, max(0, now.Sub(a.at).Microseconds()))
+			pairs = append(pairs, a.member, max(0, now.Sub(a.at).Microseconds()))
 			carried = append(carried, a.member)
 		}
 	}
+	abandoned := slices.Clone(l.abandoned)
 	s.mu.Unlock()
+	args := append([]any{s.limit, s.window.Microseconds(), member, epoch, s.c.member(), epochTTL.Milliseconds(), len(carried)}, pairs...)
+	for _, m := range abandoned {
+		args = append(args, m)
+	}
 	raw, err := call(s.c, ctx, s.name, func(ctx context.Context) ([]any, error) {
 		return windowScript.Run(ctx, s.c.rdb, []string{s.c.key("window:"+s.name, key), s.c.prefix + "epoch"}, args...).Slice()
 	})
@@ -277,7 +291,7 @@ func (s *SlidingWindow) run(ctx context.Context, key, member string) (windowAnsw
 	if err != nil {
 		return windowAnswer{}, fmt.Errorf("redis %s: %w", s.name, err)
 	}
-	if res.count != -1 && len(carried) > 0 {
+	if res.count != -1 {
 		s.mu.Lock()
 		l := s.ledger(key, now)
 		for i := range l.entries {
@@ -285,6 +299,7 @@ func (s *SlidingWindow) run(ctx context.Context, key, member string) (windowAnsw
 				l.entries[i].epoch = res.epoch
 			}
 		}
+		l.abandoned = slices.DeleteFunc(l.abandoned, func(m string) bool { return slices.Contains(abandoned, m) })
 		s.mu.Unlock()
 	}
 	return res, nil

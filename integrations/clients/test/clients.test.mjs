@@ -16,7 +16,7 @@ import { KEY_LIMIT, nativeChat, startService } from "./service.mjs";
 let svc;
 
 before(async () => {
-  svc = await startService(["mcp", "openai", "limit"]);
+  svc = await startService(["mcp", "mcp-resources", "openai", "limit"]);
 });
 
 after(async () => {
@@ -48,7 +48,7 @@ const question = {
 };
 
 describe("MCP (official TypeScript SDK)", () => {
-  test("lists and calls every tool; reads cards as resources", async () => {
+  test("lists and calls every tool", async () => {
     const client = await mcpClient(svc.keys.mcp);
     try {
       const { tools } = await client.listTools();
@@ -107,16 +107,27 @@ describe("MCP (official TypeScript SDK)", () => {
       assert.equal(bad.isError, true);
       assert.equal(JSON.parse(bad.content[0].text).status, 400);
 
-      // Resources: every entity listed (across pages), and a card read.
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("lists every card as a resource, in pages, and reads one", async () => {
+    // Listing counts against the key like any call: a key of its own.
+    const client = await mcpClient(svc.keys["mcp-resources"]);
+    try {
       let listed = 0;
+      let pages = 0;
       let cursor;
       do {
         const page = await client.listResources(cursor ? { cursor } : undefined);
         listed += page.resources.length;
+        pages++;
         cursor = page.nextCursor;
       } while (cursor);
       const stats = await (await fetch(`${svc.baseURL}/api/assistant/v1/knowledge-stats`)).json();
       assert.equal(listed, stats.total);
+      assert.ok(pages > 1, "resources come in pages");
       const { resourceTemplates } = await client.listResourceTemplates();
       assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ["assistant://{type}/{slug}"]);
       const card = await client.readResource({ uri: "assistant://framework/theory-of-constraints" });
@@ -235,8 +246,10 @@ describe("the per-key limit", () => {
       assert.equal(refused.code, -32029);
       assert.ok(refused.data.retry_after_seconds >= 1);
 
-      // Listing is not work: still served.
-      assert.ok((await mcp.listTools()).tools.length === 5);
+      // Listing is work too, and counts; the handshake does not.
+      const listing = await mcp.listTools().then(() => assert.fail("no error"), (e) => e);
+      assert.equal(listing.code, -32029);
+      await mcp.ping();
     } finally {
       await mcp.close();
     }
