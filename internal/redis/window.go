@@ -215,7 +215,9 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 	} else if i >= 0 {
 		l.entries = slices.Delete(l.entries, i, i+1)
 	}
-	d := assistant.Decision{Limit: s.limit, Reset: res.reset}
+	// Never more than a window: an admission carried in from a ledger can
+	// carry a time a little ahead of Redis's clock.
+	d := assistant.Decision{Limit: s.limit, Reset: min(res.reset, s.window)}
 	if res.admitted {
 		d.Allowed = true
 		d.Remaining = max(0, s.limit-res.count)
