@@ -37,7 +37,11 @@ func (t turn) compose() string {
 		}
 	}
 	relevance, missing := t.reading.Addressed(p.addresses)
-	if len(p.chosen) < 2 || relevance < nearestBelow || !t.namesFound() {
+	// A clear diagnosis matched the situation itself, not only its words:
+	// its frameworks' steps answer even when they share few words with
+	// the question (the confidence still says how little they share).
+	addressed := relevance >= nearestBelow || t.diagnosisLeads()
+	if len(p.chosen) < 2 || !addressed || !t.namesFound() {
 		return t.nearest(p)
 	}
 	var b strings.Builder
@@ -413,7 +417,7 @@ func (t turn) howTo(article entityResult) string {
 // its text holds (its application to the diagnosed constraint included);
 // a framework that fits less than half as well as the best, or hardly at
 // all, is left out, so an entity the search ranked for a generic word does
-// not speak.
+// not speak; one a clear diagnosis applies to the situation stays.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
 		p.fitting = t.byFit(p)
@@ -446,7 +450,8 @@ func (t turn) byFit(p *picker) []*entityResult {
 	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.fit, a.fit) })
 	out := []*entityResult{} // not nil: worked out
 	for _, s := range list {
-		if s.fit >= minFit && s.fit >= best/2 {
+		_, diagnosed := p.applied[s.e.Token]
+		if s.fit >= minFit && s.fit >= best/2 || diagnosed && t.diagnosisLeads() {
 			out = append(out, s.e)
 		}
 	}
