@@ -43,7 +43,7 @@ func wordForms(args []string) error {
 		return err
 	}
 	synsets := map[string][]string{} // "n00001740" -> words of the synset
-	type link struct{ from, to, word string }
+	type link struct{ from, to string }
 	var links []link
 	// glossed are the verbs with the gloss of one of their senses, nouns
 	// every noun: a verb whose gloss uses a noun that is its form by a

@@ -11,9 +11,9 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-// lostConnection is what a database driver returns when its connection
+// errLostConnection is what a database driver returns when its connection
 // died: here a reset, wrapped as drivers wrap it.
-var lostConnection = fmt.Errorf("failed to receive message: %w",
+var errLostConnection = fmt.Errorf("failed to receive message: %w",
 	&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 
 // failingTurns refuses to record turns with err.
@@ -34,7 +34,7 @@ func (f failingTurns) RecordUsage(context.Context, assistant.UsageRecord) error 
 func TestUnreachableDatabaseIs503(t *testing.T) {
 	f := newFixture(t, 0, 0)
 	key := f.newKey(t, "acme")
-	f.srv.Access = failingTurns{AccessStore: f.srv.Access, err: lostConnection}
+	f.srv.Access = failingTurns{AccessStore: f.srv.Access, err: errLostConnection}
 	body := `{"message":"Our packing station cannot keep up and orders ship late"}`
 	r := f.chat(t, key, body)
 	p := assertProblem(t, r, 503)

@@ -10,7 +10,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-var lostConnection = fmt.Errorf("failed to receive message: %w",
+var errLostConnection = fmt.Errorf("failed to receive message: %w",
 	&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 
 func TestConnectionLost(t *testing.T) {
@@ -18,7 +18,7 @@ func TestConnectionLost(t *testing.T) {
 		err  error
 		want bool
 	}{
-		{lostConnection, true},
+		{errLostConnection, true},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true},
 		{sqlState("57P01"), true},
 		{sqlState("08006"), true},
