@@ -142,7 +142,10 @@ func parse(data []byte) (map[string]Persona, error) {
 		for i := range p.Situations {
 			s := &p.Situations[i]
 			for _, cue := range s.Cues {
-				s.cues = append(s.cues, stems(cue))
+				// Cues of one stem count once ("renewal", "renew").
+				if st := stems(cue); !slices.ContainsFunc(s.cues, func(c []string) bool { return slices.Equal(c, st) }) {
+					s.cues = append(s.cues, st)
+				}
 			}
 		}
 		out[p.Mode] = p
