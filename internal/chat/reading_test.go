@@ -32,7 +32,12 @@ func TestReadScope(t *testing.T) {
 		{"Business is fine and I have savings; should I pay down my mortgage or buy index funds?", false, "personal-finance"},
 		{"Write me a cover letter for a sales manager position, I have six years of B2B sales.", false, "job-application"},
 		{"Our checkout throws TypeError: Cannot read properties of undefined on Safari, how do I fix it?", false, "code"},
+		{"Should I set up my LLC as an S-corp this year to save on self-employment tax? We cleared $90k.", false, "tax"},
+		{"Write me a resume summary for LinkedIn, I run a small bakery and want a job in operations.", false, "job-application"},
+		{"A driver hurt his back loading the truck and mentions a workers comp claim; what are my legal obligations?", false, "health"},
+		{"An employee was rude to customers three times; can we legally fire him in Ohio?", false, "law"},
 		{"A furious customer says the order arrived damaged and wants a full refund. What do we do?", true, ""},
+		{"We want to fire a client who pays late every month and takes half of our support time.", true, ""},
 		{"Our clinic's patients wait six weeks for an appointment and the front desk is overwhelmed.", true, ""},
 	}
 	for _, tc := range tests {
