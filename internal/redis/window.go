@@ -232,7 +232,9 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 func (s *SlidingWindow) localDecision(l *ledger, now time.Time, admitted bool) assistant.Decision {
 	d := assistant.Decision{Limit: s.limit, Allowed: admitted, Remaining: max(0, s.limit-len(l.entries))}
 	if len(l.entries) > 0 {
-		d.Reset = l.entries[0].at.Add(s.window).Sub(now)
+		// An entry stamped by Redis's clock can be a little ahead of this
+		// process's now: never more than a window.
+		d.Reset = min(l.entries[0].at.Add(s.window).Sub(now), s.window)
 	}
 	if !admitted {
 		d.RetryAfter = d.Reset
