@@ -202,6 +202,8 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	switch kind {
 	case "situation":
 		citeAll(p.pick(t.fitting(p), n, pickRule{least: 1.5}, "when"))
+	case "application":
+		citeAll(p.best(t.diagnosed(), n, true, "application"))
 	case "ideas":
 		citeAll(p.best(t.fitting(p), n, true, "application", "idea", "summary"))
 	case "steps":
@@ -453,6 +455,24 @@ func (t turn) byFit(p *picker) []*entityResult {
 		_, diagnosed := p.applied[s.e.Token]
 		if s.fit >= minFit && s.fit >= best/2 || diagnosed && t.diagnosisLeads() {
 			out = append(out, s.e)
+		}
+	}
+	return out
+}
+
+// diagnosed are the frameworks read that the diagnosis applies, in the
+// diagnosis's order: its application of each belongs to them, whatever
+// their words share with the question.
+func (t turn) diagnosed() []*entityResult {
+	var out []*entityResult
+	if !t.diagnosisApplies() {
+		return nil
+	}
+	for _, a := range t.diagnosis.Applications {
+		for i := range t.entities {
+			if t.entities[i].Token == a.Token {
+				out = append(out, &t.entities[i])
+			}
 		}
 	}
 	return out
