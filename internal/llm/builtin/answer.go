@@ -300,10 +300,10 @@ func (t turn) nearest(p *picker) string {
 	var b strings.Builder
 	t.preface(&b)
 	b.WriteString("## What the knowledge base covers\n")
-	_, missing := t.reading.Addressed(func(string) bool { return false })
-	if p != nil {
-		_, missing = t.reading.Addressed(p.addresses)
+	if p == nil {
+		p = t.newPicker() // it has chosen nothing: every key term is missing
 	}
+	_, missing := t.reading.Addressed(p.addresses)
 	missing = t.weighty(missing)
 	if !t.namesFound() {
 		missing = t.reading.Names
@@ -315,11 +315,7 @@ func (t turn) nearest(p *picker) string {
 	}
 	var best []sentence
 	if len(t.entities) > 0 {
-		if p == nil {
-			p = t.newPicker()
-		}
-		ptrs := t.frameworks()
-		best = p.best(ptrs, 1, true, "idea", "summary", "when")
+		best = p.best(t.frameworks(), 1, true, "idea", "summary", "when")
 	}
 	if len(best) > 0 {
 		fmt.Fprintf(&b, "; the nearest it has, from %s:\n- %s\n", best[0].entity.Title, cite(best[0]))
