@@ -214,7 +214,11 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	case "pitfalls":
 		citeAll(p.best(t.fitting(p), n, false, "pitfall"))
 	case "evidence":
-		citeAll(p.best(t.supporting(), min(n, 1), false, "idea", "summary", "when"))
+		// What a paper or essay found or argues: its key ideas and
+		// summary, stated, not asked. Its "when to use" lines are
+		// situations in a user's words, not findings, so they never stand
+		// as evidence.
+		citeAll(p.pick(t.supporting(), min(n, 1), pickRule{least: minOverlap, statements: true}, "idea", "summary"))
 	case "metrics":
 		for _, m := range t.metrics() {
 			if len(out) < n && p.fresh(m) {

@@ -199,6 +199,9 @@ type pickRule struct {
 	least       float64
 	actions     bool
 	actionsOnly bool
+	// statements leaves out sentences that ask rather than assert: a
+	// question cannot stand as a finding.
+	statements bool
 }
 
 func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
@@ -206,6 +209,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
+				continue
+			}
+			if rule.statements && strings.HasSuffix(s.text, "?") {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
