@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,7 +151,7 @@ func TestFollowUpWithHistoryDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow := "We already tried adding a third van, now what?"
+	follow := "We already tried adding a third van and a courier firm, now what?"
 	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
 	with, _, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator", History: history}, nil)
 	if err != nil {
@@ -185,7 +186,29 @@ func TestFollowUpWithHistoryDiffers(t *testing.T) {
 	if with.Response == r1.Response {
 		t.Error("the follow-up repeats the first answer")
 	}
+	// What was tried is acknowledged, never reported as something the
+	// knowledge base lacks.
+	if strings.Contains(with.Response, `"courier"`) || strings.Contains(with.Response, `"van"`) {
+		t.Errorf("the follow-up names what was tried as missing knowledge:\n%s", with.Response)
+	}
+	// It moves on: it cites something the first answer did not.
+	if newTokens(r1.Response, with.Response) == 0 {
+		t.Errorf("the follow-up cites only what the first answer cited:\n%s", with.Response)
+	}
 }
+
+// newTokens counts the citation tokens of later that earlier does not cite.
+func newTokens(earlier, later string) int {
+	n := 0
+	for _, m := range citationToken.FindAllString(later, -1) {
+		if !strings.Contains(earlier, m) {
+			n++
+		}
+	}
+	return n
+}
+
+var citationToken = regexp.MustCompile(`\[[a-z]+:[a-z0-9_-]+\]`)
 
 // TestVerticalChangesTheVocabulary: the caller's vertical shapes the
 // answer in that industry's words; without it, no industry's words are

@@ -71,7 +71,11 @@ const (
 func (t turn) weighty(words []string) []string {
 	weight := map[string]float64{}
 	for _, k := range t.reading.KeyTerms {
-		weight[k.Word] = k.Importance()
+		if !slices.Contains(t.reading.TriedTerms, k.Stem) {
+			// What was already tried is acknowledged, not looked up: it is
+			// never "missing" from the knowledge base.
+			weight[k.Word] = k.Importance()
+		}
 	}
 	var out []string
 	for _, w := range words {

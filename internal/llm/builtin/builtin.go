@@ -227,11 +227,25 @@ func (t turn) toRead() []string {
 			likely[m.ArchetypeID] = true
 		}
 	}
-	rank := func(h searchHit) float64 {
-		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
-			return h.Score + 0.25
+	// A follow-up that says what was tried moves on: what the earlier
+	// answers cited gives way to knowledge not yet offered.
+	offered := map[string]bool{}
+	if t.reading.Tried {
+		for _, prev := range t.previous {
+			for _, m := range tokenPattern.FindAllStringSubmatch(prev, -1) {
+				offered[m[1]] = true
+			}
 		}
-		return h.Score
+	}
+	rank := func(h searchHit) float64 {
+		score := h.Score
+		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
+			score += 0.25
+		}
+		if offered[h.Token] {
+			score -= 0.3
+		}
+		return score
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
 	if len(methods) > 0 {
