@@ -18,8 +18,11 @@ import (
 // lower of support (verified claims over claims) and relevance, and the
 // level follows the score. An answer to a message that also tried to change
 // the instructions, or to a question in another language (understood
-// only in part), is `low` at most.
-func withRelevance(c verify.Confidence, r Reading) verify.Confidence {
+// only in part), is `low` at most. So is an answer to a question the turn's
+// diagnosis could not place among the constraints the catalog knows
+// (unplaced: its band was low): the knowledge may say true things, but
+// nothing shows that they fit the situation asked about.
+func withRelevance(c verify.Confidence, r Reading, unplaced bool) verify.Confidence {
 	if c.TotalClaims == 0 || !r.Scope.InScope {
 		return c
 	}
@@ -44,7 +47,7 @@ func withRelevance(c verify.Confidence, r Reading) verify.Confidence {
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
-	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") {
+	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || unplaced {
 		c.Score = math.Min(c.Score, lowCap)
 	}
 	c.Level = verify.Level(c.Score, c.TotalClaims)

@@ -402,3 +402,30 @@ func TestAnswersNeverSpliceTheQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestUnplacedQuestionIsLowAtMost: an answer whose claims all check out is
+// still `low` when the turn's diagnosis could not place the question among
+// the constraints the catalog knows: nothing shows the knowledge fits the
+// situation, so the confidence does not promise it.
+func TestUnplacedQuestionIsLowAtMost(t *testing.T) {
+	s, _ := fullService(t)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "A prospect says our onboarding package costs too much. How do I respond?", Mode: "customer"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed := true
+	for _, h := range r.ReasoningTrace {
+		if h.Tool == chat.ToolDiagnose && strings.HasSuffix(h.ResultSummary, "(confidence low)") {
+			placed = false
+		}
+	}
+	if placed {
+		t.Fatalf("the question was placed; pick one the diagnosis cannot place: %+v", r.ReasoningTrace)
+	}
+	if r.Confidence.VerifiedClaims == 0 {
+		t.Fatalf("no verified claim: the test needs an answer that checks out\n%s", r.Response)
+	}
+	if r.Confidence.Level != "low" {
+		t.Errorf("confidence %s (%.3f) for a question the diagnosis could not place", r.Confidence.Level, r.Confidence.Score)
+	}
+}

@@ -72,6 +72,9 @@ type toolbox struct {
 	// the constraint the turn diagnosed: the application text, first steps
 	// and metrics.
 	applied map[assistant.Token][]string
+	// diagnosisBand is the confidence band of the turn's last diagnosis
+	// ("" when the turn diagnosed nothing).
+	diagnosisBand string
 }
 
 type retrievedEntity struct {
@@ -281,6 +284,7 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 		return "", "", "", err
 	}
 	res := DiagnoseResult{Vertical: vertical, Confidence: round3(g.Confidence), Band: g.Band(), Matches: []DiagnoseMatch{}, Applications: []DiagnoseApplying{}}
+	tb.diagnosisBand = res.Band
 	for _, m := range g.Top(3) {
 		res.Matches = append(res.Matches, DiagnoseMatch{ArchetypeID: m.ArchetypeID, Name: m.Name,
 			Description: tb.s.Diagnoser.ArchetypeDescription(m.ArchetypeID), Probability: round3(m.Probability), Evidence: m.Evidence})
