@@ -18,11 +18,16 @@ import (
 // lower of support (verified claims over claims) and relevance, and the
 // level follows the score. An answer to a message that also tried to change
 // the instructions, or to a question in another language (understood
-// only in part), is `low` at most. So is an answer to a question the turn's
-// diagnosis could not place among the constraints the catalog knows
-// (unplaced: its band was low): the knowledge may say true things, but
-// nothing shows that they fit the situation asked about.
-func withRelevance(c verify.Confidence, r Reading, unplaced bool) verify.Confidence {
+// only in part), is `low` at most.
+//
+// The turn's diagnosis says how surely the question reads as one of the
+// constraints the catalog knows (placement: its band, "" when nothing was
+// diagnosed or the answer comes from the workspace's own articles). An
+// answer to a question it could not place (low) is `low` at most: the
+// knowledge may say true things, but nothing shows that they fit the
+// situation asked about. One it placed only with medium confidence is
+// `medium` at most: `high` promises the fit.
+func withRelevance(c verify.Confidence, r Reading, placement string) verify.Confidence {
 	if c.TotalClaims == 0 || !r.Scope.InScope {
 		return c
 	}
@@ -47,18 +52,22 @@ func withRelevance(c verify.Confidence, r Reading, unplaced bool) verify.Confide
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
-	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || unplaced {
+	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" {
 		c.Score = math.Min(c.Score, lowCap)
+	}
+	if placement == "medium" {
+		c.Score = math.Min(c.Score, mediumCap)
 	}
 	c.Level = verify.Level(c.Score, c.TotalClaims)
 	return c
 }
 
 // fullRelevanceAt is the share of the question's weighted key terms an
-// answer must address to count as fully relevant; lowCap the highest
-// score of an answer that is `low` at most.
+// answer must address to count as fully relevant; lowCap and mediumCap
+// the highest scores of an answer that is `low` or `medium` at most.
 const (
 	minRelevance    = 0.05
 	fullRelevanceAt = 0.75
 	lowCap          = 0.49
+	mediumCap       = 0.79
 )

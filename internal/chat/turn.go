@@ -282,8 +282,11 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
 	// A question answered from the workspace's own articles (a how-to about
 	// its product) is not one the catalog of constraints would place.
-	unplaced := tb.diagnosisBand == "low" && !tb.scope.Workspace
-	conf = withRelevance(conf, reading, unplaced)
+	placement := tb.diagnosisBand
+	if tb.scope.Workspace {
+		placement = ""
+	}
+	conf = withRelevance(conf, reading, placement)
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok
