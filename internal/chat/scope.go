@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/textproc"
 	"github.com/constraintlab/assistant/internal/tooling"
 )
@@ -172,6 +173,13 @@ func assessText(text string) Scope {
 	for _, w := range weak {
 		if !slices.Contains(strong, w) {
 			strong = append(strong, w)
+		}
+	}
+	// The everyday phrases the search vocabulary knows ("cold calls",
+	// "send me some info", "no shows") describe business situations too.
+	for _, p := range knowledge.DefaultVocabulary().Phrasings(text) {
+		if !slices.Contains(strong, p) {
+			strong = append(strong, p)
 		}
 	}
 	s.Business = strong

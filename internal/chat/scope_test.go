@@ -344,6 +344,10 @@ func TestScopeWords(t *testing.T) {
 		{"how do i file my personal income tax return", false},
 		{"we can't find good welders anymore", true},
 		{"my cofounder and I disagree on whether to take VC money", true},
+		// Everyday phrases the search vocabulary knows are business words.
+		{"how do i get past the brush off on cold calls", true},
+		{"people keep saying send me some info and then ghost", true},
+		{"how to stop scope creep", true},
 	}
 	for _, c := range cases {
 		if got := chat.AssessScope(c.q, nil); got.InScope != c.want {

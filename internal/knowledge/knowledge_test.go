@@ -1,12 +1,14 @@
 package knowledge_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/knowledge"
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 const validEntity = `---
@@ -170,5 +172,22 @@ func TestQueryTermsDropSyntax(t *testing.T) {
 	want := "churn near customers leaving price title x"
 	if strings.Join(got, " ") != want {
 		t.Errorf("QueryTerms = %q, want %q", got, want)
+	}
+}
+
+// TestVocabularyPhrasings: the everyday phrases of several words found in a
+// text, stemmed, once each; single words are not phrasings.
+func TestVocabularyPhrasings(t *testing.T) {
+	v, err := knowledge.ParseVocabulary("test", []byte("cold call, cold calls => prospecting\nno show, no-shows => reminders\nstock => inventory\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.Phrasings("Cold calls and more cold calls; stock and No-Shows")
+	want := []string{textproc.Stem("cold") + " " + textproc.Stem("call"), "no " + textproc.Stem("show")}
+	if !slices.Equal(got, want) {
+		t.Errorf("Phrasings = %q, want %q", got, want)
+	}
+	if got := (*knowledge.Vocabulary)(nil).Phrasings("cold calls"); got != nil {
+		t.Errorf("a nil vocabulary found %q", got)
 	}
 }

@@ -200,6 +200,31 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	return out
 }
 
+// Phrasings returns the everyday phrases of several words (the triggers
+// of its lines, such as "cold calls" or "send me some info") that occur in
+// text, each as its stemmed words joined by spaces, first occurrence first.
+// Each is a way people describe a business situation, so the scope rule
+// counts them as business words (internal/chat). Single-word triggers are
+// left out: alone, a word like "stock" or "returns" says too little.
+func (v *Vocabulary) Phrasings(text string) []string {
+	if v == nil {
+		return nil
+	}
+	ws := stemAll(words(text))
+	var out []string
+	for i, st := range ws {
+		for _, t := range v.byFirstStem[st] {
+			if len(t.stems) < 2 || i+len(t.stems) > len(ws) || !slices.Equal(ws[i:i+len(t.stems)], t.stems) {
+				continue
+			}
+			if p := strings.Join(t.stems, " "); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // match marks in matched the rules one of whose triggers occurs as a run
 // of words in query (stemmed).
 func (v *Vocabulary) match(query []string, matched []bool) {
