@@ -165,7 +165,12 @@ func serve(ctx context.Context, e env, args []string) error {
 		linkBase = cfg.PublicURL
 	}
 	if err := printSetupLink(ctx, e, db, linkBase, cfg.UsesPostgres()); err != nil {
-		return err
+		// The service is already announced as serving: a database that
+		// fails this one query (a connection cut during a failover, say)
+		// must not take it down. Without a link, the next start prints
+		// one, or an admin is created on the command line.
+		logger.Warn("could not print the setup link; restart to get one, or run: assistant admin create-user",
+			"err", err)
 	}
 
 	serveErr := make(chan error, 1)
