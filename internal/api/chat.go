@@ -170,13 +170,16 @@ func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
 // Delta implements chat.Events.
 func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
 
-// keyRateLimit applies the per-key limit of D2b to chat and verify:
-// every response carries RateLimit-Policy and RateLimit; past the limit
-// the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
-// after authentication, so failed authentication counts against no key.
+// keyRateLimit applies the per-key limit of D2b to the routes it wraps
+// (routes.go: chat, verify and the OpenAI-compatible completions, which
+// share one budget and policy name, D22; MCP's tool calls count in the
+// same window, mcp.go): every response carries RateLimit-Policy and
+// RateLimit; past the limit the answer is 429 with retry_after_seconds and
+// Retry-After (D2), written by the surface's writeErr. It runs after
+// authentication, so failed authentication counts against no key.
 func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger interface {
 	WarnContext(context.Context, string, ...any)
-}) func(http.Handler) http.Handler {
+}, writeErr errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if lim == nil || limit <= 0 {
 			return next
@@ -187,7 +190,7 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 		windowSecs := max(1, ceilSeconds(window))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, ok := KeyFrom(r.Context())
-			if !ok || r.Method != http.MethodPost || !limitedPaths[r.URL.Path] {
+			if !ok {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -204,7 +207,7 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 			h.Set("RateLimit", fmt.Sprintf(`"chat";r=%d;t=%d`, v.Remaining, reset))
 			if !v.Allowed {
 				secs := max(1, ceilSeconds(v.RetryAfter))
-				writeProblem(w, rateLimited(r.Context(), secs,
+				writeErr(w, rateLimited(r.Context(), secs,
 					"This key made "+strconv.Itoa(limit)+" requests in the last "+strconv.Itoa(windowSecs)+" seconds. Retry after "+strconv.Itoa(secs)+" seconds."))
 				return
 			}
@@ -212,9 +215,3 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 		})
 	}
 }
-
-// limitedPaths are the endpoints under the per-key limit. Verify and the
-// OpenAI-compatible facade share chat's budget and policy name (D22): one
-// window per key for all (MCP's tool calls count in it too, mcp.go).
-var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true,
-	openAIPrefix + "/chat/completions": true}
