@@ -217,6 +217,7 @@ func (a *authenticator) middleware(writeErr errorWriter) func(http.Handler) http
 			if endpoint == "" {
 				endpoint = r.Method + " " + r.URL.Path
 			}
+			nameCaller(w, key)
 			sw := &statusWriter{ResponseWriter: w}
 			u := &usage{s: s, key: key, start: s.Now(), sw: sw, endpoint: endpoint}
 			ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, u)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -70,9 +71,13 @@ type mcpSurface struct {
 // mcpHandler builds the MCP server and its streamable HTTP handler.
 func (s *Server) mcpHandler() http.Handler {
 	m := &mcpSurface{s: s, ss: newSchemaSet(), tools: map[string]bool{}}
+	// The SDK logs every stateless request's session at INFO (three lines,
+	// without the request's context, so without its id); the request's
+	// own line says what happened. Its warnings and errors are kept.
+	sdkLogger := slog.New(levelFloor{s.Logger.Handler(), slog.LevelWarn})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "assistant", Title: "Assistant", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
-		Logger:       s.Logger,
+		Logger:       sdkLogger,
 		PageSize:     mcpResourcePageSize,
 		// Stateless: there is no session to notify of list changes, and
 		// no logging capability.
@@ -94,7 +99,7 @@ func (s *Server) mcpHandler() http.Handler {
 	return m.guard(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       s.Logger,
+		Logger:       sdkLogger,
 		// The SDK refuses requests reaching a loopback listener under
 		// another Host name (DNS rebinding). That guards servers without
 		// authentication; this one needs an API key a rebinding page does
@@ -488,4 +493,22 @@ func summaryLine(summary string) string {
 		return ss[0]
 	}
 	return summary
+}
+
+// levelFloor passes on the records of at least its level.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.min}
 }

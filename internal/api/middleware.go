@@ -124,16 +124,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // observe logs one line per request and records its metrics. routeOf
 // names the route that will serve the request (router.pattern); it is
-// asked before serving and passed down, never filled in below.
-func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func(*http.Request) string) func(http.Handler) http.Handler {
+// asked before serving and passed down, never filled in below. The line
+// names the client's address (ClientIP, without the port) and, when a key
+// authenticated the request, its id and workspace, which the
+// authenticator gives the response (nameCaller); never the key itself.
+func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func(*http.Request) string, trusted []netip.Prefix) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := now()
 			pattern := routeOf(r)
-			sw := &statusWriter{ResponseWriter: w}
-			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey, pattern)))
+			ow := &observedWriter{statusWriter: statusWriter{ResponseWriter: w}}
+			next.ServeHTTP(ow, r.WithContext(context.WithValue(r.Context(), routeKey, pattern)))
 			elapsed := now().Sub(start)
-			status := sw.status
+			status := ow.status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -142,17 +145,57 @@ func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func
 			}
 			m.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(status)).Inc()
 			m.latency.WithLabelValues(pattern, r.Method).Observe(elapsed.Seconds())
-			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			remote := r.RemoteAddr
+			if a := ClientIP(r, trusted); a.IsValid() {
+				remote = a.String()
+			}
+			attrs := []slog.Attr{
 				slog.String("request_id", RequestIDFrom(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", pattern),
 				slog.Int("status", status),
-				slog.Int64("bytes", sw.bytes),
-				slog.Duration("duration", elapsed),
-				slog.String("remote", r.RemoteAddr),
-			)
+				slog.Int64("bytes", ow.bytes),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+				slog.String("remote", remote),
+			}
+			if ow.keyID != "" {
+				attrs = append(attrs, slog.String("key_id", ow.keyID), slog.String("workspace", ow.workspace))
+			}
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		})
+	}
+}
+
+// observedWriter is the response as observe sees it: its status and size,
+// and the key it was served to.
+type observedWriter struct {
+	statusWriter
+	keyID, workspace string
+}
+
+// callerNamer is a response that records the key it is served to.
+type callerNamer interface {
+	nameCaller(keyID, workspace string)
+}
+
+func (w *observedWriter) nameCaller(keyID, workspace string) { w.keyID, w.workspace = keyID, workspace }
+
+// nameCaller tells the response, through the writers wrapped around it,
+// which key it is served to (for observe's log line). It is how the
+// authenticator answers "who asked" on the response itself, as it answers
+// with a status: the request context only carries values down.
+func nameCaller(w http.ResponseWriter, key assistant.APIKey) {
+	for {
+		if n, ok := w.(callerNamer); ok {
+			n.nameCaller(key.ID, key.Workspace)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
 	}
 }
 

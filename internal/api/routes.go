@@ -246,7 +246,7 @@ func (s *Server) handler() (http.Handler, []string) {
 
 	return chain(rt,
 		requestID,
-		observe(s.Logger, newMetrics(s.Metrics), s.Now, rt.pattern),
+		observe(s.Logger, newMetrics(s.Metrics), s.Now, rt.pattern, s.TrustedProxies),
 	), rt.patterns
 }
 
