@@ -93,6 +93,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		// with the chat limit's numbers (docs/playground.md).
 		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
 		PlaygroundLimit:   cfg.ChatRateLimit,
+		KeyRateLimit:      cfg.ChatRateLimit,
 		PlaygroundWindow:  cfg.ChatRateWindow,
 	}
 	adminHandler, err := adminArea.Routes()

@@ -72,7 +72,10 @@ type Handler struct {
 	// count over (optional: PlaygroundDefaultLimit a minute in process).
 	PlaygroundLimiter assistant.Limiter
 	PlaygroundLimit   int
-	PlaygroundWindow  time.Duration
+	// KeyRateLimit, optional, is the service's per-key limit, shown for
+	// the keys that have no limit of their own.
+	KeyRateLimit     int
+	PlaygroundWindow time.Duration
 	// OverHTTPS reports whether a request reached the service over https,
 	// which makes the session cookie Secure (optional: the request came
 	// over TLS to this process). Serve also believes trusted proxies and
@@ -592,7 +595,7 @@ func (h *Handler) integrations(w http.ResponseWriter, r *http.Request, u *sessio
 	for i, k := range keys {
 		rows[i] = row{k, k.Status(now)}
 	}
-	h.render(w, r, http.StatusOK, "integrations", "API keys", map[string]any{"Keys": rows})
+	h.render(w, r, http.StatusOK, "integrations", "API keys", map[string]any{"Keys": rows, "DefaultLimit": h.KeyRateLimit})
 	return nil
 }
 
@@ -618,10 +621,22 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, u *sessionUs
 		exp := now.AddDate(0, 0, n)
 		k.ExpiresAt = &exp
 	}
+	if limit := strings.TrimSpace(r.PostFormValue("limit")); limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || !assistant.ValidKeyRateLimit(n) {
+			return &pageError{status: http.StatusBadRequest, title: "Invalid limit",
+				message: fmt.Sprintf("A key's limit is a whole number of requests a minute, from 1 to %d; leave it empty for the default.", assistant.MaxKeyRateLimit)}
+		}
+		k.RateLimit = n
+	}
 	if err := h.Store.CreateKey(ctx, k); err != nil {
 		return err
 	}
-	h.audit(r, u.Workspace, u.Email, "key.created", id, name)
+	detail := name
+	if k.RateLimit > 0 {
+		detail = fmt.Sprintf("%s (limit %d a minute)", name, k.RateLimit)
+	}
+	h.audit(r, u.Workspace, u.Email, "key.created", id, detail)
 	h.Keys.Forget(id) // drop any negative cache entry for the new id
 	// The plaintext waits in the session for exactly one page view, sealed
 	// with a key only this process holds: the session store (database,

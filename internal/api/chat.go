@@ -170,7 +170,8 @@ func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
 // Delta implements chat.Events.
 func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
 
-// keyRateLimit applies the per-key limit of D2b to the routes it wraps
+// keyRateLimit applies the per-key limit of D2b (the key's own limit, or
+// limit by default; keyLimit) to the routes it wraps
 // (routes.go: chat, verify and the OpenAI-compatible completions, which
 // share one budget and policy name, D22; MCP's tool calls count in the
 // same window, mcp.go): every response carries RateLimit-Policy and
@@ -181,7 +182,7 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 	WarnContext(context.Context, string, ...any)
 }, writeErr errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if lim == nil || limit <= 0 {
+		if lim == nil {
 			return next
 		}
 		if window <= 0 {
@@ -190,11 +191,12 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 		windowSecs := max(1, ceilSeconds(window))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, ok := KeyFrom(r.Context())
-			if !ok {
+			limit := keyLimit(key, limit)
+			if !ok || limit <= 0 {
 				next.ServeHTTP(w, r)
 				return
 			}
-			v, err := lim.Allow(r.Context(), key.ID)
+			v, err := allowKey(r.Context(), lim, key, limit)
 			if err != nil {
 				// A limiter that cannot answer must not take the API down.
 				logger.WarnContext(r.Context(), "rate limiter failed; admitting", "err", err)
@@ -214,4 +216,22 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// keyLimit is the limit that applies to key: its own, or the service's
+// default (0: none).
+func keyLimit(key assistant.APIKey, byDefault int) int {
+	if key.RateLimit > 0 {
+		return key.RateLimit
+	}
+	return byDefault
+}
+
+// allowKey counts one request of key in lim under limit: a key with its
+// own limit is decided under it, every other key under the limiter's.
+func allowKey(ctx context.Context, lim assistant.Limiter, key assistant.APIKey, limit int) (assistant.Decision, error) {
+	if key.RateLimit > 0 {
+		return lim.AllowLimit(ctx, key.ID, limit)
+	}
+	return lim.Allow(ctx, key.ID)
 }

@@ -145,12 +145,13 @@ func (m *mcpSurface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // admit counts one call against the key's per-minute budget (D2b), in the
 // limiter POST /api/v1/chat uses. A limiter that cannot decide admits.
 func (m *mcpSurface) admit(ctx context.Context) error {
-	lim, limit := m.s.ChatLimiter, m.s.ChatRateLimit
+	lim := m.s.ChatLimiter
 	key, ok := KeyFrom(ctx)
+	limit := keyLimit(key, m.s.ChatRateLimit)
 	if lim == nil || limit <= 0 || !ok {
 		return nil
 	}
-	d, err := lim.Allow(ctx, key.ID)
+	d, err := allowKey(ctx, lim, key, limit)
 	if err != nil {
 		m.s.Logger.WarnContext(ctx, "rate limiter failed; admitting", "err", err)
 		return nil
