@@ -168,6 +168,7 @@ func (a *authenticator) middleware(writeErr errorWriter) func(http.Handler) http
 			// admits (fail open) and says so in the log.
 			client := clientKey(ClientIP(r, s.TrustedProxies))
 			limit, lerr := failures.Check(ctx, client)
+			s.metrics.limit("auth_failures", limit, lerr)
 			if lerr != nil {
 				s.Logger.WarnContext(ctx, "authentication failure limiter failed; admitting", "err", lerr)
 				limit = assistant.Decision{Allowed: true}

@@ -123,10 +123,14 @@ func (s *Server) prepareTurn(ctx context.Context, body chatRequest) (chat.Reques
 // row with its citation events in one transaction (D5) before the caller
 // shows the answer. events may be nil.
 func (s *Server) runTurn(ctx context.Context, req chat.Request, events chat.Events) (chat.Response, error) {
+	if events != nil && s.metrics != nil {
+		events = &timedEvents{Events: events, start: s.Now(), now: s.Now, obs: s.metrics.firstText.WithLabelValues(req.Mode)}
+	}
 	resp, citations, err := s.Chat.Run(ctx, req, events)
 	if err == nil {
 		err = usageFrom(ctx).recordTurn(ctx, citations)
 	}
+	s.metrics.turn(req.Mode, resp, err)
 	if err != nil {
 		return chat.Response{}, err
 	}
@@ -180,7 +184,7 @@ func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"te
 // authentication, so failed authentication counts against no key.
 func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger interface {
 	WarnContext(context.Context, string, ...any)
-}, writeErr errorWriter) func(http.Handler) http.Handler {
+}, m *metrics, writeErr errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if lim == nil {
 			return next
@@ -197,6 +201,7 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 				return
 			}
 			v, err := allowKey(r.Context(), lim, key, limit)
+			m.limit("key", v, err)
 			if err != nil {
 				// A limiter that cannot answer must not take the API down.
 				logger.WarnContext(r.Context(), "rate limiter failed; admitting", "err", err)

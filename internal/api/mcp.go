@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -121,25 +122,49 @@ func (m *mcpSurface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		endpoint := "POST " + mcpPath + " " + method
+		tool := ""
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 			if !m.tools[p.Name] {
+				m.count(method, "", nil, errUnknownTool)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cutEcho(p.Name))}
 			}
+			tool = p.Name
 			endpoint += " " + p.Name
 		}
 		usageFrom(ctx).setEndpoint(endpoint)
 		if !mcpFreeMethods[method] {
 			if err := m.admit(ctx); err != nil {
+				m.count(method, tool, nil, err)
 				return nil, err
 			}
 		}
 		if method == "resources/list" {
 			if err := m.syncResources(ctx); err != nil {
+				m.count(method, tool, nil, err)
 				return nil, err
 			}
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		m.count(method, tool, res, err)
+		return res, err
 	}
+}
+
+// errUnknownTool stands for the refusal of a tool the server does not
+// serve, in the metrics.
+var errUnknownTool = errors.New("unknown tool")
+
+// count records one MCP call: a tool that answered with isError is an
+// error too.
+func (m *mcpSurface) count(method, tool string, res mcp.Result, err error) {
+	if m.s.metrics == nil {
+		return
+	}
+	outcome := "ok"
+	if r, ok := res.(*mcp.CallToolResult); err != nil || (ok && r != nil && r.IsError) {
+		outcome = "error"
+	}
+	m.s.metrics.mcpCalls.WithLabelValues(method, tool, outcome).Inc()
 }
 
 // admit counts one call against the key's per-minute budget (D2b), in the
@@ -152,6 +177,7 @@ func (m *mcpSurface) admit(ctx context.Context) error {
 		return nil
 	}
 	d, err := allowKey(ctx, lim, key, limit)
+	m.s.metrics.limit("key", d, err)
 	if err != nil {
 		m.s.Logger.WarnContext(ctx, "rate limiter failed; admitting", "err", err)
 		return nil

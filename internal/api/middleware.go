@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
@@ -98,28 +96,6 @@ func (w *statusWriter) Flush() {
 func routeFrom(ctx context.Context) string {
 	p, _ := ctx.Value(routeKey).(string)
 	return p
-}
-
-// metrics holds the Prometheus collectors of the HTTP surface.
-type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "assistant_http_requests_total",
-			Help: "HTTP requests served, by route pattern, method and status code.",
-		}, []string{"route", "method", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "assistant_http_request_duration_seconds",
-			Help:    "Time to serve HTTP requests, by route pattern and method.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"route", "method"}),
-	}
-	reg.MustRegister(m.requests, m.latency)
-	return m
 }
 
 // observe logs one line per request and records its metrics. routeOf
@@ -419,7 +395,7 @@ func clientKey(a netip.Addr) string {
 //
 // A limiter that cannot decide admits the request and logs why
 // (assistant.TieredLimiter: fail open).
-func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger *slog.Logger) func(http.Handler) http.Handler {
+func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger *slog.Logger, m *metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if lim == nil {
 			return next
@@ -435,6 +411,7 @@ func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger
 				return
 			}
 			d, err := lim.Admit(r.Context(), clientKey(ClientIP(r, trusted)))
+			m.limit("public", d, err)
 			if err != nil {
 				logger.WarnContext(r.Context(), "public rate limiter failed; admitting", "err", err)
 				next.ServeHTTP(w, r)

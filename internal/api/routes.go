@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -55,13 +57,14 @@ func (s *Server) Handler() http.Handler {
 // completions); the resolve memo wraps resolve.
 func (s *Server) handler() (http.Handler, []string) {
 	rt := newRouter()
+	s.metrics = s.newMetrics(s.Metrics)
 	auth := s.newAuthenticator()
 	keyLimit := func(writeErr errorWriter) func(http.Handler) http.Handler {
-		return keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger, writeErr)
+		return keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger, s.metrics, writeErr)
 	}
 
 	public := rt.surface(jsonBodies, problems, recoverer(s.Logger, writeProblem), corsAnyOrigin,
-		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger), publicCaching)
+		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger, s.metrics), publicCaching)
 	components := rt.surface(recoverer(s.Logger, writeProblem), corsAnyOrigin, publicCaching)
 	v1 := rt.surface(jsonBodies, problems, recoverer(s.Logger, writeProblem), corsFrom(s.CORSOrigins),
 		auth.middleware(writeProblem), noStore)
@@ -242,11 +245,13 @@ func (s *Server) handler() (http.Handler, []string) {
 	// Operational endpoints, outside the OpenAPI document (D15).
 	ops.HandleFunc("GET /healthz", s.healthz)
 	ops.HandleFunc("GET /readyz", s.readyz)
-	ops.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{}))
+	if !s.MetricsElsewhere {
+		ops.Handle("GET /metrics", metricsToken(s.MetricsToken, s.MetricsHandler()))
+	}
 
 	return chain(rt,
 		requestID,
-		observe(s.Logger, newMetrics(s.Metrics), s.Now, rt.pattern, s.TrustedProxies),
+		observe(s.Logger, s.metrics, s.Now, rt.pattern, s.TrustedProxies),
 	), rt.patterns
 }
 
@@ -328,4 +333,27 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	body, _ := json.Marshal(map[string]any{"status": status, "checks": checks})
 	w.WriteHeader(code)
 	w.Write(append(body, '\n'))
+}
+
+// MetricsHandler serves the Prometheus exposition of s.Metrics.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})
+}
+
+// metricsToken requires "Authorization: Bearer token" when token is set:
+// a missing or other one is 401, compared in constant time.
+func metricsToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "GET /metrics needs Authorization: Bearer <ASSISTANT_METRICS_TOKEN>.", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
