@@ -94,6 +94,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
 		PlaygroundLimit:   cfg.ChatRateLimit,
 		KeyRateLimit:      cfg.ChatRateLimit,
+		Reviews:           db,
 		PlaygroundWindow:  cfg.ChatRateWindow,
 	}
 	adminHandler, err := adminArea.Routes()

@@ -27,6 +27,7 @@ type store interface {
 	assistant.KnowledgeImporter
 	assistant.CitationStore
 	assistant.AccessStore
+	assistant.ReviewSettings
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader

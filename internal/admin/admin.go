@@ -72,10 +72,13 @@ type Handler struct {
 	// count over (optional: PlaygroundDefaultLimit a minute in process).
 	PlaygroundLimiter assistant.Limiter
 	PlaygroundLimit   int
+	PlaygroundWindow  time.Duration
 	// KeyRateLimit, optional, is the service's per-key limit, shown for
 	// the keys that have no limit of their own.
-	KeyRateLimit     int
-	PlaygroundWindow time.Duration
+	KeyRateLimit int
+	// Reviews, optional, holds the workspaces' conversation-review
+	// settings (GET /admin/review); Store's when it has them.
+	Reviews assistant.ReviewSettings
 	// OverHTTPS reports whether a request reached the service over https,
 	// which makes the session cookie Secure (optional: the request came
 	// over TLS to this process). Serve also believes trusted proxies and
@@ -132,6 +135,9 @@ func (h *Handler) Routes() (http.Handler, error) {
 	if h.Attempts == nil {
 		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
 	}
+	if r, ok := h.Store.(assistant.ReviewSettings); ok && h.Reviews == nil {
+		h.Reviews = r
+	}
 	if h.PlaygroundLimiter == nil {
 		h.PlaygroundLimit, h.PlaygroundWindow = PlaygroundDefaultLimit, time.Minute
 		h.PlaygroundLimiter = ratelimit.NewSlidingWindow(h.PlaygroundLimit, h.PlaygroundWindow, h.Now)
@@ -175,6 +181,8 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/password", h.page(h.requireUser(h.passwordForm)))
 	mux.Handle("POST /admin/password", h.page(h.requireUser(h.changePassword)))
 	mux.Handle("GET /admin/usage", h.page(h.requireUser(h.workspaceUsage)))
+	mux.Handle("GET /admin/review", h.page(h.requireUser(h.reviewForm)))
+	mux.Handle("POST /admin/review", h.page(h.requireUser(h.setReview)))
 	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
@@ -265,7 +273,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)
