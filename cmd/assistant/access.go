@@ -52,10 +52,12 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 	var workspace, name string
 	var expiresIn time.Duration
 	var asJSON bool
-	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--json]", args, func(fs *flag.FlagSet) {
+	var limit int
+	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--limit N] [--json]", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace of the key (created if it does not exist)")
 		fs.StringVar(&name, "name", "", "a name that says what the key is for")
 		fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime of the key, e.g. 720h; 0 for no expiry")
+		fs.IntVar(&limit, "limit", 0, "the key's own limit of requests per minute (chat, verify, completions, MCP calls); 0 for the service's default")
 		fs.BoolVar(&asJSON, "json", false, "print {id, workspace, name, key} as JSON")
 	})
 	if err != nil {
@@ -69,13 +71,15 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: --workspace and --name are required", errUsage)
 	case expiresIn < 0:
 		return fmt.Errorf("%w: --expires-in must not be negative", errUsage)
+	case !assistant.ValidKeyRateLimit(limit):
+		return fmt.Errorf("%w: --limit must be 0 (the default) to %d", errUsage, assistant.MaxKeyRateLimit)
 	}
 	if err := db.EnsureWorkspace(ctx, workspace); err != nil {
 		return err
 	}
 	plaintext, id, hash := access.NewKey()
 	now := e.now().UTC()
-	k := assistant.APIKey{ID: id, Workspace: workspace, Name: strings.TrimSpace(name), Hash: hash, CreatedAt: now, CreatedBy: "cli"}
+	k := assistant.APIKey{ID: id, Workspace: workspace, Name: strings.TrimSpace(name), Hash: hash, CreatedAt: now, CreatedBy: "cli", RateLimit: limit}
 	if expiresIn > 0 {
 		exp := now.Add(expiresIn)
 		k.ExpiresAt = &exp
@@ -131,17 +135,26 @@ func keysList(ctx context.Context, e env, args []string) error {
 			ExpiresAt  *time.Time `json:"expires_at"`
 			RevokedAt  *time.Time `json:"revoked_at"`
 			LastUsedAt *time.Time `json:"last_used_at"`
+			RateLimit  *int       `json:"rate_limit"`
 		}
 		rows := []row{}
 		for _, k := range keys {
-			rows = append(rows, row{k.ID, k.Workspace, k.Name, k.Status(now), k.CreatedAt, k.CreatedBy, k.ExpiresAt, k.RevokedAt, k.LastUsedAt})
+			var limit *int
+			if k.RateLimit > 0 {
+				limit = &k.RateLimit
+			}
+			rows = append(rows, row{k.ID, k.Workspace, k.Name, k.Status(now), k.CreatedAt, k.CreatedBy, k.ExpiresAt, k.RevokedAt, k.LastUsedAt, limit})
 		}
 		return json.NewEncoder(e.stdout).Encode(rows)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, k := range keys {
-		fmt.Fprintf(tw, "%s\t%s\t%s\tcreated %s\tlast used %s\n", k.ID, k.Status(now), k.Name,
-			k.CreatedAt.UTC().Format(time.RFC3339), formatOptional(k.LastUsedAt))
+		limit := "default limit"
+		if k.RateLimit > 0 {
+			limit = fmt.Sprintf("limit %d/min", k.RateLimit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\tcreated %s\tlast used %s\t%s\n", k.ID, k.Status(now), k.Name,
+			k.CreatedAt.UTC().Format(time.RFC3339), formatOptional(k.LastUsedAt), limit)
 	}
 	return tw.Flush()
 }

@@ -251,6 +251,29 @@ func TestKeyRevokedFromTheCommandLine(t *testing.T) {
 	if list := cli("keys", "list", "--workspace", "acme"); !strings.Contains(list, "\n"+created.ID) && !strings.HasPrefix(list, created.ID) {
 		t.Errorf("keys list does not start a line with the key id:\n%s", list)
 	}
+	var limited struct{ ID string }
+	if err := json.Unmarshal([]byte(cli("keys", "create", "--workspace", "acme", "--name", "widget", "--limit", "5", "--json")), &limited); err != nil {
+		t.Fatal(err)
+	}
+	if list := cli("keys", "list", "--workspace", "acme"); !regexp.MustCompile(`(?m)^` + limited.ID + `\s.*limit 5/min$`).MatchString(list) {
+		t.Errorf("keys list does not show the key's own limit:\n%s", list)
+	}
+	var rows []struct {
+		ID        string `json:"id"`
+		RateLimit *int   `json:"rate_limit"`
+	}
+	if err := json.Unmarshal([]byte(cli("keys", "list", "--workspace", "acme", "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if want := r.ID == limited.ID; want != (r.RateLimit != nil && *r.RateLimit == 5) {
+			t.Errorf("keys list --json: %s has rate_limit %v", r.ID, r.RateLimit)
+		}
+	}
+	var errOut bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "create", "--workspace", "acme", "--name", "x", "--limit", "-1"}, getenv, strings.NewReader(""), io.Discard, &errOut); err == nil {
+		t.Error("keys create --limit -1 succeeded")
+	}
 	cli("keys", "revoke", created.ID)
 	revoked := time.Now()
 	for status(created.Key) != 401 {

@@ -58,7 +58,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), db.pool)
 
 	lim, err := openLimits(ctx, cfg, logger, reg, e.now)
 	if err != nil {
@@ -73,7 +73,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	go func() { verifier.Run(verifierCtx); close(verifierDone) }()
 	defer func() { stopVerifier(); <-verifierDone }() // flushes last-used times
 
-	chatService, err := newChatService(cfg, db, diagnoser, e.now, logger)
+	chatService, err := newObservedChatService(cfg, db, diagnoser, e.now, logger, llm.NewMetrics(reg))
 	if err != nil {
 		return err
 	}
@@ -93,6 +93,8 @@ func serve(ctx context.Context, e env, args []string) error {
 		// with the chat limit's numbers (docs/playground.md).
 		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
 		PlaygroundLimit:   cfg.ChatRateLimit,
+		KeyRateLimit:      cfg.ChatRateLimit,
+		Reviews:           db,
 		PlaygroundWindow:  cfg.ChatRateWindow,
 	}
 	adminHandler, err := adminArea.Routes()
@@ -101,29 +103,31 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 
 	srv := &api.Server{
-		Knowledge:      db.reader,
-		Retriever:      db.retriever,
-		Citations:      db,
-		Ready:          db,
-		Catalog:        diagnoser.Catalog(),
-		Diagnosis:      diagnoser,
-		Logger:         logger,
-		Now:            e.now,
-		Version:        version,
-		PublicLimiter:  lim.tiered("public", cfg.PublicSoftLimit, cfg.PublicHardLimit),
-		TrustedProxies: cfg.TrustedProxies,
-		CORSOrigins:    cfg.CORSOrigins,
-		Metrics:        reg,
-		Access:         db,
-		Keys:           verifier,
-		Admin:          adminHandler,
-		Chat:           chatService,
-		Verifier:       chatService.Checker,
-		ChatLimiter:    lim.window("chat", cfg.ChatRateLimit, cfg.ChatRateWindow),
-		ChatRateLimit:  cfg.ChatRateLimit,
-		ChatRateWindow: cfg.ChatRateWindow,
-		AuthFailures:   lim.tiered("auth_failures", 0, api.AuthFailuresPerMinute),
-		Degradable:     lim.degradable(),
+		Knowledge:        db.reader,
+		Retriever:        db.retriever,
+		Citations:        db,
+		Ready:            db,
+		Catalog:          diagnoser.Catalog(),
+		Diagnosis:        diagnoser,
+		Logger:           logger,
+		Now:              e.now,
+		Version:          version,
+		PublicLimiter:    lim.tiered("public", cfg.PublicSoftLimit, cfg.PublicHardLimit),
+		TrustedProxies:   cfg.TrustedProxies,
+		CORSOrigins:      cfg.CORSOrigins,
+		Metrics:          reg,
+		Access:           db,
+		Keys:             verifier,
+		Admin:            adminHandler,
+		Chat:             chatService,
+		Verifier:         chatService.Checker,
+		ChatLimiter:      lim.window("chat", cfg.ChatRateLimit, cfg.ChatRateWindow),
+		ChatRateLimit:    cfg.ChatRateLimit,
+		ChatRateWindow:   cfg.ChatRateWindow,
+		AuthFailures:     lim.tiered("auth_failures", 0, api.AuthFailuresPerMinute),
+		Degradable:       lim.degradable(),
+		MetricsToken:     cfg.MetricsToken,
+		MetricsElsewhere: cfg.MetricsAddr != "",
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -146,6 +150,13 @@ func serve(ctx context.Context, e env, args []string) error {
 			return err
 		}
 		httpServer.TLSConfig, scheme = certs.tlsConfig(), "https"
+	}
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg, e, logger, srv.MetricsHandler())
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if cfg.ProfileAddr != "" {
 		stop, err := serveProfiles(cfg, e, logger)
@@ -204,11 +215,17 @@ func serve(ctx context.Context, e env, args []string) error {
 // store as knowledge and retriever, the diagnosis, the personas and the
 // verifier (newVerifier), which POST /api/v1/verify shares.
 func newChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger) (*chat.Service, error) {
+	return newObservedChatService(cfg, db, d, now, logger, nil)
+}
+
+// newObservedChatService is newChatService with the model calls counted
+// in m (nil: not counted).
+func newObservedChatService(cfg *config.Config, db *backend, d *diagnose.Diagnoser, now func() time.Time, logger *slog.Logger, m *llm.Metrics) (*chat.Service, error) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		return nil, err
 	}
-	provider, err := newProvider(cfg, logger)
+	provider, err := newProvider(cfg, logger, m)
 	if err != nil {
 		return nil, err
 	}
@@ -232,17 +249,25 @@ func newVerifier(cfg *config.Config, provider llm.Provider, logger *slog.Logger)
 // newProvider returns the model provider ASSISTANT_LLM_PROVIDER selects.
 // Its outbound client carries no ambient proxy or timeout surprises: the
 // provider sets its own per-attempt timeout.
-func newProvider(cfg *config.Config, logger *slog.Logger) (llm.Provider, error) {
-	client := &http.Client{}
+func newProvider(cfg *config.Config, logger *slog.Logger, m *llm.Metrics) (llm.Provider, error) {
+	client := m.Client(cfg.LLMProvider, &http.Client{})
+	var p llm.Provider
+	var err error
+	model := cfg.LLMModel
 	switch cfg.LLMProvider {
 	case "builtin":
-		return builtin.New(), nil
+		p, model = builtin.New(), "builtin"
 	case "openai":
-		return openai.New(openai.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger})
+		p, err = openai.New(openai.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger, Metrics: m})
 	case "anthropic":
-		return anthropic.New(anthropic.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger})
+		p, err = anthropic.New(anthropic.Config{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel, HTTPClient: client, Logger: logger, Metrics: m})
+	default:
+		return nil, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s is not supported", cfg.LLMProvider)
 	}
-	return nil, fmt.Errorf("ASSISTANT_LLM_PROVIDER=%s is not supported", cfg.LLMProvider)
+	if err != nil {
+		return nil, err
+	}
+	return m.Instrument(p, model), nil
 }
 
 // setupLinkLifetime is how long the first-run setup link works.
@@ -305,5 +330,22 @@ func serveProfiles(cfg *config.Config, e env, logger *slog.Logger) (func(), erro
 	go func() { _ = server.Serve(ln) }()
 	fmt.Fprintf(e.stdout, "runtime profiles on http://%s/debug/pprof/\n", displayAddr(ln.Addr()))
 	logger.Info("serving runtime profiles", "addr", ln.Addr().String())
+	return func() { _ = server.Close() }, nil
+}
+
+// serveMetrics starts the listener of ASSISTANT_METRICS_ADDR, which serves
+// GET /metrics alone, on a mux of its own. It returns the function that
+// closes it.
+func serveMetrics(cfg *config.Config, e env, logger *slog.Logger, metrics http.Handler) (func(), error) {
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s (ASSISTANT_METRICS_ADDR): %w", cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = server.Serve(ln) }()
+	fmt.Fprintf(e.stdout, "metrics on http://%s/metrics\n", displayAddr(ln.Addr()))
+	logger.Info("serving metrics", "addr", ln.Addr().String())
 	return func() { _ = server.Close() }, nil
 }

@@ -7,6 +7,9 @@ import (
 	"github.com/alexedwards/scs/pgxstore"
 	"github.com/alexedwards/scs/sqlite3store"
 	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/config"
@@ -24,6 +27,7 @@ type store interface {
 	assistant.KnowledgeImporter
 	assistant.CitationStore
 	assistant.AccessStore
+	assistant.ReviewSettings
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
@@ -47,6 +51,8 @@ type backend struct {
 	// sessions returns the admin sessions' store and a function that
 	// stops its background cleanup.
 	sessions func() (scs.Store, func())
+	// pool is the collector of the database pool's figures.
+	pool prometheus.Collector
 }
 
 // openStore opens the store that ASSISTANT_DATABASE_URL selects by its
@@ -65,7 +71,7 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 			return nil, err
 		}
 		ix := retrieval.NewIndex(db)
-		return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), sessions: func() (scs.Store, func()) {
+		return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), pool: pgxPoolCollector{db.Pool()}, sessions: func() (scs.Store, func()) {
 			// pgxstore's own cleanup goroutine races with its StopCleanup
 			// (it creates the stop channel inside the goroutine), so it is
 			// off and expired sessions are deleted by a loop of ours.
@@ -97,8 +103,42 @@ func openStore(ctx context.Context, cfg *config.Config, now func() time.Time) (*
 		return nil, err
 	}
 	ix := retrieval.NewIndex(db)
-	return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), sessions: func() (scs.Store, func()) {
+	return &backend{store: db, retriever: ix, reader: knowledge.WithAliases(ix.Reader(db), aliases), pool: collectors.NewDBStatsCollector(db.SQL(), "sqlite"), sessions: func() (scs.Store, func()) {
 		s := sqlite3store.NewWithCleanupInterval(db.SQL(), 30*time.Minute)
 		return s, s.StopCleanup
 	}}, nil
+}
+
+// pgxPoolCollector reports a pgx pool's figures under the names
+// collectors.NewDBStatsCollector gives database/sql's (go_sql_*, with
+// db_name="postgres"), so one dashboard reads either store.
+type pgxPoolCollector struct{ pool *pgxpool.Pool }
+
+func pgxDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("go_sql_"+name, help, nil, prometheus.Labels{"db_name": "postgres"})
+}
+
+var (
+	pgxMaxOpen   = pgxDesc("max_open_connections", "Maximum number of open connections to the database.")
+	pgxOpen      = pgxDesc("open_connections", "The number of established connections both in use and idle.")
+	pgxInUse     = pgxDesc("in_use_connections", "The number of connections currently in use.")
+	pgxIdle      = pgxDesc("idle_connections", "The number of idle connections.")
+	pgxWaitCount = pgxDesc("wait_count_total", "The total number of connections waited for.")
+	pgxWaitTime  = pgxDesc("wait_duration_seconds_total", "The total time blocked waiting for a new connection.")
+)
+
+func (c pgxPoolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{pgxMaxOpen, pgxOpen, pgxInUse, pgxIdle, pgxWaitCount, pgxWaitTime} {
+		ch <- d
+	}
+}
+
+func (c pgxPoolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(pgxMaxOpen, prometheus.GaugeValue, float64(st.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(pgxOpen, prometheus.GaugeValue, float64(st.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(pgxInUse, prometheus.GaugeValue, float64(st.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(pgxIdle, prometheus.GaugeValue, float64(st.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(pgxWaitCount, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
+	ch <- prometheus.MustNewConstMetric(pgxWaitTime, prometheus.CounterValue, st.AcquireDuration().Seconds())
 }

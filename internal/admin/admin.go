@@ -73,6 +73,12 @@ type Handler struct {
 	PlaygroundLimiter assistant.Limiter
 	PlaygroundLimit   int
 	PlaygroundWindow  time.Duration
+	// KeyRateLimit, optional, is the service's per-key limit, shown for
+	// the keys that have no limit of their own.
+	KeyRateLimit int
+	// Reviews, optional, holds the workspaces' conversation-review
+	// settings (GET /admin/review); Store's when it has them.
+	Reviews assistant.ReviewSettings
 	// OverHTTPS reports whether a request reached the service over https,
 	// which makes the session cookie Secure (optional: the request came
 	// over TLS to this process). Serve also believes trusted proxies and
@@ -129,6 +135,9 @@ func (h *Handler) Routes() (http.Handler, error) {
 	if h.Attempts == nil {
 		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
 	}
+	if r, ok := h.Store.(assistant.ReviewSettings); ok && h.Reviews == nil {
+		h.Reviews = r
+	}
 	if h.PlaygroundLimiter == nil {
 		h.PlaygroundLimit, h.PlaygroundWindow = PlaygroundDefaultLimit, time.Minute
 		h.PlaygroundLimiter = ratelimit.NewSlidingWindow(h.PlaygroundLimit, h.PlaygroundWindow, h.Now)
@@ -172,6 +181,8 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/password", h.page(h.requireUser(h.passwordForm)))
 	mux.Handle("POST /admin/password", h.page(h.requireUser(h.changePassword)))
 	mux.Handle("GET /admin/usage", h.page(h.requireUser(h.workspaceUsage)))
+	mux.Handle("GET /admin/review", h.page(h.requireUser(h.reviewForm)))
+	mux.Handle("POST /admin/review", h.page(h.requireUser(h.setReview)))
 	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
@@ -262,7 +273,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)
@@ -592,7 +603,7 @@ func (h *Handler) integrations(w http.ResponseWriter, r *http.Request, u *sessio
 	for i, k := range keys {
 		rows[i] = row{k, k.Status(now)}
 	}
-	h.render(w, r, http.StatusOK, "integrations", "API keys", map[string]any{"Keys": rows})
+	h.render(w, r, http.StatusOK, "integrations", "API keys", map[string]any{"Keys": rows, "DefaultLimit": h.KeyRateLimit})
 	return nil
 }
 
@@ -618,10 +629,22 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request, u *sessionUs
 		exp := now.AddDate(0, 0, n)
 		k.ExpiresAt = &exp
 	}
+	if limit := strings.TrimSpace(r.PostFormValue("limit")); limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || !assistant.ValidKeyRateLimit(n) {
+			return &pageError{status: http.StatusBadRequest, title: "Invalid limit",
+				message: fmt.Sprintf("A key's limit is a whole number of requests a minute, from 1 to %d; leave it empty for the default.", assistant.MaxKeyRateLimit)}
+		}
+		k.RateLimit = n
+	}
 	if err := h.Store.CreateKey(ctx, k); err != nil {
 		return err
 	}
-	h.audit(r, u.Workspace, u.Email, "key.created", id, name)
+	detail := name
+	if k.RateLimit > 0 {
+		detail = fmt.Sprintf("%s (limit %d a minute)", name, k.RateLimit)
+	}
+	h.audit(r, u.Workspace, u.Email, "key.created", id, detail)
 	h.Keys.Forget(id) // drop any negative cache entry for the new id
 	// The plaintext waits in the session for exactly one page view, sealed
 	// with a key only this process holds: the session store (database,

@@ -58,7 +58,7 @@ func (h *Handler) rollKey(w http.ResponseWriter, r *http.Request, u *sessionUser
 		return &pageError{status: http.StatusBadRequest, title: "Invalid grace period", message: "Choose a grace period from the list."}
 	}
 	plaintext, id, hash := access.NewKey()
-	k := assistant.APIKey{ID: id, Workspace: u.Workspace, Name: old.Name, Hash: hash, CreatedAt: now, CreatedBy: u.Email}
+	k := assistant.APIKey{ID: id, Workspace: u.Workspace, Name: old.Name, Hash: hash, CreatedAt: now, CreatedBy: u.Email, RateLimit: old.RateLimit}
 	if old.ExpiresAt != nil {
 		exp := now.Add(old.ExpiresAt.Sub(old.CreatedAt))
 		k.ExpiresAt = &exp

@@ -33,8 +33,10 @@ func KeyFrom(ctx context.Context) (assistant.APIKey, bool) {
 }
 
 // usage is the request's usage row in the making (D5), owned by
-// authenticate for one authenticated request. Handlers add what only they
-// know (setMode, setSource); a chat turn that succeeded hands over its
+// authenticate for one authenticated request and handed down to the
+// handler in the context. It is the one value handlers write to rather
+// than read: they add what only they know (setMode, setSource,
+// setEndpoint, failedWith) through its methods; a chat turn that succeeded hands over its
 // citation events with recordTurn, which writes the row and the events in
 // one transaction before the answer leaves, so that the leaderboard counts
 // a turn once its answer is seen. Otherwise authenticate writes the row
@@ -44,7 +46,7 @@ type usage struct {
 	s        *Server
 	key      assistant.APIKey
 	start    time.Time
-	endpoint func() string
+	endpoint string // the route pattern, or what setEndpoint names
 	sw       *statusWriter
 
 	mode, source string
@@ -69,7 +71,7 @@ func (u *usage) setMode(mode string) {
 // (an MCP request records the method and tool it called).
 func (u *usage) setEndpoint(endpoint string) {
 	if u != nil {
-		u.endpoint = func() string { return endpoint }
+		u.endpoint = endpoint
 	}
 }
 
@@ -88,7 +90,7 @@ func (u *usage) failedWith(status int) {
 }
 
 func (u *usage) row(status int) assistant.UsageRecord {
-	return assistant.UsageRecord{At: u.start, Workspace: u.key.Workspace, KeyID: u.key.ID, Endpoint: u.endpoint(),
+	return assistant.UsageRecord{At: u.start, Workspace: u.key.Workspace, KeyID: u.key.ID, Endpoint: u.endpoint,
 		Mode: u.mode, Source: u.source, Status: status, Latency: u.s.Now().Sub(u.start)}
 }
 
@@ -124,89 +126,106 @@ func (u *usage) finish(ctx context.Context) {
 	}
 }
 
-// authenticate guards every /api/v1/ route and the MCP endpoint /mcp
-// (interface.md section 5): a
-// missing, malformed, unknown, revoked or expired bearer key is 401 (D1),
-// checked before routing, so unknown /api/v1/ paths do not reveal
-// themselves to unauthenticated callers. The workspace comes from the key
-// only. Each authenticated request gets one usage row (D5); failed
-// authentication records none and counts against no key, only against
-// the client's address (AuthFailuresPerMinute). Two Authorization headers
-// are refused, not resolved by picking one.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	failures := s.authFailureLimiter()
+// authenticator checks the bearer keys of the authenticated surfaces
+// (/api/v1/, the OpenAI-compatible facade, /mcp). It is built once, so
+// that every surface counts failed authentication in one limiter and
+// shares one pacer (authpace.go); each surface mounts its middleware with
+// its own error writer.
+type authenticator struct {
+	s        *Server
+	failures assistant.TieredLimiter
+	pacer    *authPacer
+}
+
+func (s *Server) newAuthenticator() *authenticator {
 	penalty := authPenalty
 	if s.authPenalty != 0 {
 		penalty = s.authPenalty
 	}
-	pacer := newAuthPacer(s.Now, penalty)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !(strings.HasPrefix(r.URL.Path, "/api/v1/") || r.URL.Path == mcpPath) || r.Method == http.MethodOptions {
-			next.ServeHTTP(w, r)
-			return
-		}
-		ctx := r.Context()
-		// An address past the limit is slowed, not shut out: a valid key
-		// is still served (authpace.go). A limiter that cannot decide
-		// admits (fail open) and says so in the log.
-		client := clientKey(ClientIP(r, s.TrustedProxies))
-		limit, lerr := failures.Check(ctx, client)
-		if lerr != nil {
-			s.Logger.WarnContext(ctx, "authentication failure limiter failed; admitting", "err", lerr)
-			limit = assistant.Decision{Allowed: true}
-		}
-		unauthorized := func(challenge string, p *Problem) {
-			if !limit.Allowed {
-				secs := max(1, ceilSeconds(limit.RetryAfter))
-				writeProblem(w, rateLimited(ctx, secs, fmt.Sprintf(
-					"This client failed authentication more than %d times in the last minute. Retry after %d seconds with a valid API key.",
-					failures.Policy().Hard, secs)))
+	return &authenticator{s: s, failures: s.authFailureLimiter(), pacer: newAuthPacer(s.Now, penalty)}
+}
+
+// middleware guards every route of the surface it is mounted on
+// (interface.md section 5): a
+// missing, malformed, unknown, revoked or expired bearer key is 401 (D1),
+// checked before routing, so unknown paths do not reveal themselves to
+// unauthenticated callers. The workspace comes from the key only. Each
+// authenticated request gets one usage row (D5); failed authentication
+// records none and counts against no key, only against the client's
+// address (AuthFailuresPerMinute). Two Authorization headers are refused,
+// not resolved by picking one. A preflight (OPTIONS) needs no key.
+func (a *authenticator) middleware(writeErr errorWriter) func(http.Handler) http.Handler {
+	s, failures, pacer := a.s, a.failures, a.pacer
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
 				return
 			}
-			if _, err := failures.Admit(ctx, client); err != nil {
-				s.Logger.WarnContext(ctx, "authentication failure limiter failed", "err", err)
+			ctx := r.Context()
+			// An address past the limit is slowed, not shut out: a valid key
+			// is still served (authpace.go). A limiter that cannot decide
+			// admits (fail open) and says so in the log.
+			client := clientKey(ClientIP(r, s.TrustedProxies))
+			limit, lerr := failures.Check(ctx, client)
+			s.metrics.limit("auth_failures", limit, lerr)
+			if lerr != nil {
+				s.Logger.WarnContext(ctx, "authentication failure limiter failed; admitting", "err", lerr)
+				limit = assistant.Decision{Allowed: true}
 			}
-			w.Header().Set("WWW-Authenticate", challenge)
-			writeProblem(w, p)
-		}
-		values := r.Header.Values("Authorization")
-		if len(values) > 1 {
-			unauthorized(`Bearer realm="assistant", error="invalid_request"`, newProblem(ctx, http.StatusUnauthorized,
-				"Send exactly one Authorization header."))
-			return
-		}
-		plaintext, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok {
-			unauthorized(`Bearer realm="assistant"`, newProblem(ctx, http.StatusUnauthorized,
-				"This endpoint needs an API key: send Authorization: Bearer sk_service_... (keys are created at /admin/integrations)."))
-			return
-		}
-		var key assistant.APIKey
-		var err error
-		if limit.Allowed {
-			key, err = s.Keys.Verify(ctx, plaintext)
-		} else {
-			key, err = pacer.verify(ctx, s.Keys, client, plaintext)
-		}
-		if err != nil {
-			if assistant.ErrorCode(err) == assistant.EUnauthorized {
-				unauthorized(`Bearer realm="assistant", error="invalid_token"`, problemFromError(ctx, s.Logger, err))
+			unauthorized := func(challenge string, p *Problem) {
+				if !limit.Allowed {
+					secs := max(1, ceilSeconds(limit.RetryAfter))
+					writeErr(w, rateLimited(ctx, secs, fmt.Sprintf(
+						"This client failed authentication more than %d times in the last minute. Retry after %d seconds with a valid API key.",
+						failures.Policy().Hard, secs)))
+					return
+				}
+				if _, err := failures.Admit(ctx, client); err != nil {
+					s.Logger.WarnContext(ctx, "authentication failure limiter failed", "err", err)
+				}
+				w.Header().Set("WWW-Authenticate", challenge)
+				writeErr(w, p)
+			}
+			values := r.Header.Values("Authorization")
+			if len(values) > 1 {
+				unauthorized(`Bearer realm="assistant", error="invalid_request"`, newProblem(ctx, http.StatusUnauthorized,
+					"Send exactly one Authorization header."))
 				return
 			}
-			writeProblem(w, problemFromError(ctx, s.Logger, err))
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w}
-		u := &usage{s: s, key: key, start: s.Now(), sw: sw, endpoint: func() string {
-			if rt, ok := ctx.Value(routeKey).(*route); ok && rt.pattern != "" {
-				return rt.pattern
+			plaintext, ok := bearerToken(r.Header.Get("Authorization"))
+			if !ok {
+				unauthorized(`Bearer realm="assistant"`, newProblem(ctx, http.StatusUnauthorized,
+					"This endpoint needs an API key: send Authorization: Bearer sk_service_... (keys are created at /admin/integrations)."))
+				return
 			}
-			return r.Method + " " + r.URL.Path
-		}}
-		ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, u)
-		next.ServeHTTP(sw, r.WithContext(ctx))
-		u.finish(ctx)
-	})
+			var key assistant.APIKey
+			var err error
+			if limit.Allowed {
+				key, err = s.Keys.Verify(ctx, plaintext)
+			} else {
+				key, err = pacer.verify(ctx, s.Keys, client, plaintext)
+			}
+			if err != nil {
+				if assistant.ErrorCode(err) == assistant.EUnauthorized {
+					unauthorized(`Bearer realm="assistant", error="invalid_token"`, problemFromError(ctx, s.Logger, err))
+					return
+				}
+				writeErr(w, problemFromError(ctx, s.Logger, err))
+				return
+			}
+			endpoint := routeFrom(ctx)
+			if endpoint == "" {
+				endpoint = r.Method + " " + r.URL.Path
+			}
+			nameCaller(w, key)
+			sw := &statusWriter{ResponseWriter: w}
+			u := &usage{s: s, key: key, start: s.Now(), sw: sw, endpoint: endpoint}
+			ctx = context.WithValue(context.WithValue(ctx, keyCtxKey, key), usageCtxKey, u)
+			next.ServeHTTP(sw, r.WithContext(ctx))
+			u.finish(ctx)
+		})
+	}
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer <token>"

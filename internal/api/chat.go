@@ -123,10 +123,14 @@ func (s *Server) prepareTurn(ctx context.Context, body chatRequest) (chat.Reques
 // row with its citation events in one transaction (D5) before the caller
 // shows the answer. events may be nil.
 func (s *Server) runTurn(ctx context.Context, req chat.Request, events chat.Events) (chat.Response, error) {
+	if events != nil && s.metrics != nil {
+		events = &timedEvents{Events: events, start: s.Now(), now: s.Now, obs: s.metrics.firstText.WithLabelValues(req.Mode)}
+	}
 	resp, citations, err := s.Chat.Run(ctx, req, events)
 	if err == nil {
 		err = usageFrom(ctx).recordTurn(ctx, citations)
 	}
+	s.metrics.turn(req.Mode, resp, err)
 	if err != nil {
 		return chat.Response{}, err
 	}
@@ -170,15 +174,19 @@ func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
 // Delta implements chat.Events.
 func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
 
-// keyRateLimit applies the per-key limit of D2b to chat and verify:
-// every response carries RateLimit-Policy and RateLimit; past the limit
-// the answer is 429 with retry_after_seconds and Retry-After (D2). It runs
-// after authentication, so failed authentication counts against no key.
+// keyRateLimit applies the per-key limit of D2b (the key's own limit, or
+// limit by default; keyLimit) to the routes it wraps
+// (routes.go: chat, verify and the OpenAI-compatible completions, which
+// share one budget and policy name, D22; MCP's tool calls count in the
+// same window, mcp.go): every response carries RateLimit-Policy and
+// RateLimit; past the limit the answer is 429 with retry_after_seconds and
+// Retry-After (D2), written by the surface's writeErr. It runs after
+// authentication, so failed authentication counts against no key.
 func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger interface {
 	WarnContext(context.Context, string, ...any)
-}) func(http.Handler) http.Handler {
+}, m *metrics, writeErr errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if lim == nil || limit <= 0 {
+		if lim == nil {
 			return next
 		}
 		if window <= 0 {
@@ -187,11 +195,13 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 		windowSecs := max(1, ceilSeconds(window))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key, ok := KeyFrom(r.Context())
-			if !ok || r.Method != http.MethodPost || !limitedPaths[r.URL.Path] {
+			limit := keyLimit(key, limit)
+			if !ok || limit <= 0 {
 				next.ServeHTTP(w, r)
 				return
 			}
-			v, err := lim.Allow(r.Context(), key.ID)
+			v, err := allowKey(r.Context(), lim, key, limit)
+			m.limit("key", v, err)
 			if err != nil {
 				// A limiter that cannot answer must not take the API down.
 				logger.WarnContext(r.Context(), "rate limiter failed; admitting", "err", err)
@@ -204,7 +214,7 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 			h.Set("RateLimit", fmt.Sprintf(`"chat";r=%d;t=%d`, v.Remaining, reset))
 			if !v.Allowed {
 				secs := max(1, ceilSeconds(v.RetryAfter))
-				writeProblem(w, rateLimited(r.Context(), secs,
+				writeErr(w, rateLimited(r.Context(), secs,
 					"This key made "+strconv.Itoa(limit)+" requests in the last "+strconv.Itoa(windowSecs)+" seconds. Retry after "+strconv.Itoa(secs)+" seconds."))
 				return
 			}
@@ -213,8 +223,20 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 	}
 }
 
-// limitedPaths are the endpoints under the per-key limit. Verify and the
-// OpenAI-compatible facade share chat's budget and policy name (D22): one
-// window per key for all (MCP's tool calls count in it too, mcp.go).
-var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true,
-	openAIPrefix + "/chat/completions": true}
+// keyLimit is the limit that applies to key: its own, or the service's
+// default (0: none).
+func keyLimit(key assistant.APIKey, byDefault int) int {
+	if key.RateLimit > 0 {
+		return key.RateLimit
+	}
+	return byDefault
+}
+
+// allowKey counts one request of key in lim under limit: a key with its
+// own limit is decided under it, every other key under the limiter's.
+func allowKey(ctx context.Context, lim assistant.Limiter, key assistant.APIKey, limit int) (assistant.Decision, error) {
+	if key.RateLimit > 0 {
+		return lim.AllowLimit(ctx, key.ID, limit)
+	}
+	return lim.Allow(ctx, key.ID)
+}

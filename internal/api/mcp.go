@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -70,9 +72,13 @@ type mcpSurface struct {
 // mcpHandler builds the MCP server and its streamable HTTP handler.
 func (s *Server) mcpHandler() http.Handler {
 	m := &mcpSurface{s: s, ss: newSchemaSet(), tools: map[string]bool{}}
+	// The SDK logs every stateless request's session at INFO (three lines,
+	// without the request's context, so without its id); the request's
+	// own line says what happened. Its warnings and errors are kept.
+	sdkLogger := slog.New(levelFloor{s.Logger.Handler(), slog.LevelWarn})
 	srv := mcp.NewServer(&mcp.Implementation{Name: "assistant", Title: "Assistant", Version: s.Version}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
-		Logger:       s.Logger,
+		Logger:       sdkLogger,
 		PageSize:     mcpResourcePageSize,
 		// Stateless: there is no session to notify of list changes, and
 		// no logging capability.
@@ -94,7 +100,7 @@ func (s *Server) mcpHandler() http.Handler {
 	return m.guard(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       s.Logger,
+		Logger:       sdkLogger,
 		// The SDK refuses requests reaching a loopback listener under
 		// another Host name (DNS rebinding). That guards servers without
 		// authentication; this one needs an API key a rebinding page does
@@ -116,36 +122,62 @@ func (m *mcpSurface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		endpoint := "POST " + mcpPath + " " + method
+		tool := ""
 		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
 			if !m.tools[p.Name] {
+				m.count(method, "", nil, errUnknownTool)
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", cutEcho(p.Name))}
 			}
+			tool = p.Name
 			endpoint += " " + p.Name
 		}
 		usageFrom(ctx).setEndpoint(endpoint)
 		if !mcpFreeMethods[method] {
 			if err := m.admit(ctx); err != nil {
+				m.count(method, tool, nil, err)
 				return nil, err
 			}
 		}
 		if method == "resources/list" {
 			if err := m.syncResources(ctx); err != nil {
+				m.count(method, tool, nil, err)
 				return nil, err
 			}
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		m.count(method, tool, res, err)
+		return res, err
 	}
+}
+
+// errUnknownTool stands for the refusal of a tool the server does not
+// serve, in the metrics.
+var errUnknownTool = errors.New("unknown tool")
+
+// count records one MCP call: a tool that answered with isError is an
+// error too.
+func (m *mcpSurface) count(method, tool string, res mcp.Result, err error) {
+	if m.s.metrics == nil {
+		return
+	}
+	outcome := "ok"
+	if r, ok := res.(*mcp.CallToolResult); err != nil || (ok && r != nil && r.IsError) {
+		outcome = "error"
+	}
+	m.s.metrics.mcpCalls.WithLabelValues(method, tool, outcome).Inc()
 }
 
 // admit counts one call against the key's per-minute budget (D2b), in the
 // limiter POST /api/v1/chat uses. A limiter that cannot decide admits.
 func (m *mcpSurface) admit(ctx context.Context) error {
-	lim, limit := m.s.ChatLimiter, m.s.ChatRateLimit
+	lim := m.s.ChatLimiter
 	key, ok := KeyFrom(ctx)
+	limit := keyLimit(key, m.s.ChatRateLimit)
 	if lim == nil || limit <= 0 || !ok {
 		return nil
 	}
-	d, err := lim.Allow(ctx, key.ID)
+	d, err := allowKey(ctx, lim, key, limit)
+	m.s.metrics.limit("key", d, err)
 	if err != nil {
 		m.s.Logger.WarnContext(ctx, "rate limiter failed; admitting", "err", err)
 		return nil
@@ -488,4 +520,22 @@ func summaryLine(summary string) string {
 		return ss[0]
 	}
 	return summary
+}
+
+// levelFloor passes on the records of at least its level.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.min}
 }

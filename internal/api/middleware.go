@@ -17,28 +17,20 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-// chain applies middleware so that the first listed is the outermost.
-func chain(h http.Handler, middleware ...func(http.Handler) http.Handler) http.Handler {
-	for i := len(middleware) - 1; i >= 0; i-- {
-		h = middleware[i](h)
-	}
-	return h
-}
-
 // ctxKey is the type of the package's context keys. Every key is listed
-// here, so that no two share a value (TestContextKeysAreDistinct).
+// here, so that no two share a value (TestContextKeysAreDistinct). Each
+// carries a value down to the layers below the one that set it; none is
+// filled in below to be read above.
 type ctxKey int
 
 const (
 	requestIDKey ctxKey = iota // the request id (requestID)
-	routeKey                   // *route, the matched pattern (observe)
+	routeKey                   // string, the pattern of the route that serves the request (observe)
 	keyCtxKey                  // the authenticated API key (authenticate)
-	usageCtxKey                // *usage, the request's usage row (authenticate)
+	usageCtxKey                // *usage, the request's usage row, which handlers annotate (authenticate)
 	rememberKey                // rememberedResolve (rememberResolves)
 )
 
@@ -99,78 +91,99 @@ func (w *statusWriter) Flush() {
 	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// route is filled in by capturePattern with the mux pattern that served the
-// request, so metrics are labelled by route, not by raw path.
-type route struct{ pattern string }
-
-// capturePattern wraps the mux and records the matched pattern.
-func capturePattern(mux http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r)
-		if rt, ok := r.Context().Value(routeKey).(*route); ok {
-			rt.pattern = r.Pattern
-		}
-	})
+// routeFrom returns the pattern of the route that serves the request, as
+// observe found it before serving ("" when no route matches).
+func routeFrom(ctx context.Context) string {
+	p, _ := ctx.Value(routeKey).(string)
+	return p
 }
 
-// metrics holds the Prometheus collectors of the HTTP surface.
-type metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "assistant_http_requests_total",
-			Help: "HTTP requests served, by route pattern, method and status code.",
-		}, []string{"route", "method", "status"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "assistant_http_request_duration_seconds",
-			Help:    "Time to serve HTTP requests, by route pattern and method.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"route", "method"}),
-	}
-	reg.MustRegister(m.requests, m.latency)
-	return m
-}
-
-// observe logs one line per request and records its metrics.
-func observe(logger *slog.Logger, m *metrics, now func() time.Time) func(http.Handler) http.Handler {
+// observe logs one line per request and records its metrics. routeOf
+// names the route that will serve the request (router.pattern); it is
+// asked before serving and passed down, never filled in below. The line
+// names the client's address (ClientIP, without the port) and, when a key
+// authenticated the request, its id and workspace, which the
+// authenticator gives the response (nameCaller); never the key itself.
+func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func(*http.Request) string, trusted []netip.Prefix) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := now()
-			rt := &route{}
-			sw := &statusWriter{ResponseWriter: w}
-			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), routeKey, rt)))
+			pattern := routeOf(r)
+			ow := &observedWriter{statusWriter: statusWriter{ResponseWriter: w}}
+			next.ServeHTTP(ow, r.WithContext(context.WithValue(r.Context(), routeKey, pattern)))
 			elapsed := now().Sub(start)
-			status := sw.status
+			status := ow.status
 			if status == 0 {
 				status = http.StatusOK
 			}
-			pattern := rt.pattern
 			if pattern == "" {
 				pattern = "unmatched"
 			}
 			m.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(status)).Inc()
 			m.latency.WithLabelValues(pattern, r.Method).Observe(elapsed.Seconds())
-			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			remote := r.RemoteAddr
+			if a := ClientIP(r, trusted); a.IsValid() {
+				remote = a.String()
+			}
+			attrs := []slog.Attr{
 				slog.String("request_id", RequestIDFrom(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.String("route", pattern),
 				slog.Int("status", status),
-				slog.Int64("bytes", sw.bytes),
-				slog.Duration("duration", elapsed),
-				slog.String("remote", r.RemoteAddr),
-			)
+				slog.Int64("bytes", ow.bytes),
+				slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+				slog.String("remote", remote),
+			}
+			if ow.keyID != "" {
+				attrs = append(attrs, slog.String("key_id", ow.keyID), slog.String("workspace", ow.workspace))
+			}
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		})
 	}
 }
 
-// recoverer turns a panic into a 500 problem and logs it; the server keeps
+// observedWriter is the response as observe sees it: its status and size,
+// and the key it was served to.
+type observedWriter struct {
+	statusWriter
+	keyID, workspace string
+}
+
+// callerNamer is a response that records the key it is served to.
+type callerNamer interface {
+	nameCaller(keyID, workspace string)
+}
+
+func (w *observedWriter) nameCaller(keyID, workspace string) { w.keyID, w.workspace = keyID, workspace }
+
+// nameCaller tells the response, through the writers wrapped around it,
+// which key it is served to (for observe's log line). It is how the
+// authenticator answers "who asked" on the response itself, as it answers
+// with a status: the request context only carries values down.
+func nameCaller(w http.ResponseWriter, key assistant.APIKey) {
+	for {
+		if n, ok := w.(callerNamer); ok {
+			n.nameCaller(key.ID, key.Workspace)
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
+// errorWriter writes a problem in the shape of one surface: a problem
+// document (writeProblem) or OpenAI's error object (writeOpenAIProblem).
+// Each layer of a surface writes its errors with the surface's writer, so
+// an error is written once, never rewritten above.
+type errorWriter func(http.ResponseWriter, *Problem)
+
+// recoverer turns a panic into a 500 and logs it; the server keeps
 // serving.
-func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
+func recoverer(logger *slog.Logger, writeErr errorWriter) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			defer func() {
@@ -179,7 +192,7 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 						panic(v)
 					}
 					logger.ErrorContext(r.Context(), "panic while serving", "request_id", RequestIDFrom(r.Context()), "panic", fmt.Sprint(v))
-					writeProblem(w, newProblem(r.Context(), http.StatusInternalServerError, "An internal error occurred."))
+					writeErr(w, newProblem(r.Context(), http.StatusInternalServerError, "An internal error occurred."))
 				}
 			}()
 			next.ServeHTTP(w, r)
@@ -188,9 +201,10 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 }
 
 // problemWriter replaces any error response that is not already a problem
-// document with one of the same status: the mux's 404 and 405, a body-size
-// error, anything a library writes as text/plain. No /api/ route ever
-// answers an error as text or HTML (D1).
+// document with one of the same status: the mux's 404 and 405, anything
+// the standard library or another library writes as text/plain. Errors
+// written by this package are problem documents already and pass as they
+// are. No /api/ route ever answers an error as text or HTML (D1).
 type problemWriter struct {
 	http.ResponseWriter
 	r         *http.Request
@@ -248,60 +262,71 @@ func defaultDetail(r *http.Request, code int, allow string) string {
 	return http.StatusText(code) + "."
 }
 
-// apiProblems applies problemWriter to /api/ paths. It also reads a body
-// sent without a JSON content type (curl -d sends form encoding) as JSON:
-// every /api/ body is JSON (interface.md), so that is the only reading.
-func apiProblems(next http.Handler) http.Handler {
+// problems is the error writer of the problem-document surfaces: see
+// problemWriter.
+func problems(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/api/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		if isOpenAIPath(r.URL.Path) {
-			next.ServeHTTP(w, r) // errors in OpenAI's shape instead (openAIErrors)
-			return
-		}
 		next.ServeHTTP(&problemWriter{ResponseWriter: w, r: r}, r)
 	})
 }
 
-// cors answers any origin on the public /api/assistant/ endpoints (D27) and
-// the embeddable /components/ (pages anywhere load them), and only the
-// configured origins on /api/v1/.
-func cors(allowedV1 []string) func(http.Handler) http.Handler {
+// jsonBodies reads a body sent without a JSON content type (curl -d sends
+// form encoding) as JSON: every /api/ body is JSON (interface.md), so
+// that is the only reading.
+func jsonBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// corsAnyOrigin lets a page of any origin call the surface: the public
+// /api/assistant/ endpoints (D27) and the embeddable /components/, which
+// pages anywhere load.
+func corsAnyOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		corsAnswer(next, w, r)
+	})
+}
+
+// corsFrom lets pages of the configured origins call the surface
+// (/api/v1/, D27); a request from any other origin gets no CORS header.
+func corsFrom(origins []string) func(http.Handler) http.Handler {
 	allowed := map[string]bool{}
-	for _, o := range allowedV1 {
+	for _, o := range origins {
 		allowed[o] = true
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			origin := r.Header.Get("Origin")
-			h := w.Header()
-			switch {
-			case strings.HasPrefix(r.URL.Path, "/api/assistant/"), strings.HasPrefix(r.URL.Path, componentsPrefix):
-				h.Set("Access-Control-Allow-Origin", "*")
-			case strings.HasPrefix(r.URL.Path, "/api/v1/") && origin != "" && allowed[origin]:
-				h.Set("Access-Control-Allow-Origin", origin)
-				h.Add("Vary", "Origin")
-			default:
+			if origin == "" || !allowed[origin] {
 				next.ServeHTTP(w, r)
 				return
 			}
-			h.Set("Access-Control-Expose-Headers", "ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id")
-			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, X-Request-Id, X-Try-It-Now")
-				h.Set("Access-Control-Max-Age", "86400")
-				h.Set("Cache-Control", "no-store")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-			next.ServeHTTP(w, r)
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Add("Vary", "Origin")
+			corsAnswer(next, w, r)
 		})
 	}
+}
+
+// corsAnswer completes the CORS headers of an allowed origin and answers
+// a preflight itself.
+func corsAnswer(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Expose-Headers", "ETag, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id")
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, X-Request-Id, X-Try-It-Now")
+		h.Set("Access-Control-Max-Age", "86400")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	next.ServeHTTP(w, r)
 }
 
 // ClientIP returns the address a request comes from: the socket peer, or,
@@ -363,14 +388,14 @@ func clientKey(a netip.Addr) string {
 }
 
 // publicRateLimit applies the soft and hard per-client limits of D13 to
-// the public /api/assistant/ endpoints. Past the soft limit requests are
+// the public /api/assistant/ endpoints (preflights excepted). Past the soft limit requests are
 // served with RateLimit headers showing 0 remaining; past the hard limit
 // they get 429 (D2). Under the soft limit no per-client header is sent, so
 // edge-cached responses carry no per-client state.
 //
 // A limiter that cannot decide admits the request and logs why
 // (assistant.TieredLimiter: fail open).
-func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger *slog.Logger) func(http.Handler) http.Handler {
+func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger *slog.Logger, m *metrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if lim == nil {
 			return next
@@ -381,11 +406,12 @@ func publicRateLimit(lim assistant.TieredLimiter, trusted []netip.Prefix, logger
 		}
 		policy := rateLimitPolicy(pol)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !strings.HasPrefix(r.URL.Path, "/api/assistant/") || r.Method == http.MethodOptions {
+			if r.Method == http.MethodOptions {
 				next.ServeHTTP(w, r)
 				return
 			}
 			d, err := lim.Admit(r.Context(), clientKey(ClientIP(r, trusted)))
+			m.limit("public", d, err)
 			if err != nil {
 				logger.WarnContext(r.Context(), "public rate limiter failed; admitting", "err", err)
 				next.ServeHTTP(w, r)
@@ -433,27 +459,24 @@ const (
 	cacheNoStore = "no-store"
 )
 
-// caching sets the caching headers of D14 on /api/ responses and the
-// /components/: POSTs, try-it-now calls and every authenticated /api/v1/
-// answer are no-store; successful public GETs get the public policy, a
-// strong ETag and 304 for a matching If-None-Match. A handler that sets
-// its own ETag (a static file, whose tag is computed once at start) is
-// streamed as it writes; otherwise the body is buffered and the ETag is
-// its hash.
-func caching(next http.Handler) http.Handler {
+// noStore marks every answer of the surface no-store: authenticated
+// answers belong to one workspace and are never cached (D14).
+func noStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		component := strings.HasPrefix(r.URL.Path, componentsPrefix)
-		if !strings.HasPrefix(r.URL.Path, "/api/") && !component {
-			next.ServeHTTP(w, r)
-			return
-		}
+		w.Header().Set("Cache-Control", cacheNoStore)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// publicCaching sets the caching headers of D14 on the public endpoints
+// and the /components/: POSTs and try-it-now calls are no-store;
+// successful GETs get the public policy, a strong ETag and 304 for a
+// matching If-None-Match. A handler that sets its own ETag (a static
+// file, whose tag is computed once at start) is streamed as it writes;
+// otherwise the body is buffered and the ETag is its hash.
+func publicCaching(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tryItNow := r.Header.Get("X-Try-It-Now") == "1"
-		if !strings.HasPrefix(r.URL.Path, "/api/assistant/") && !component {
-			// Authenticated answers belong to one workspace: never cached.
-			w.Header().Set("Cache-Control", cacheNoStore)
-			next.ServeHTTP(w, r)
-			return
-		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Cache-Control", cacheNoStore)
 			next.ServeHTTP(w, r)

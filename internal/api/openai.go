@@ -32,7 +32,11 @@ import (
 //
 // Errors on this surface, and only here, take OpenAI's shape
 // {"error": {message, type, param, code}} instead of a problem document,
-// because that is what the clients of this surface parse (openAIErrors).
+// because that is what the clients of this surface parse: every layer of
+// the surface writes its errors with writeOpenAIProblem, huma's own errors
+// (validation, body size) are built in this shape for its operations
+// (useProblemErrors), and openAIErrors replaces what the standard library
+// writes as text.
 
 const (
 	openAIPrefix = "/api/v1/openai"
@@ -41,10 +45,6 @@ const (
 	// openAIExtension names the field that carries the rest of the turn.
 	openAIExtension = "x_assistant"
 )
-
-func isOpenAIPath(path string) bool {
-	return path == openAIPrefix || strings.HasPrefix(path, openAIPrefix+"/")
-}
 
 // modeOfModel maps a model id to a chat mode.
 func modeOfModel(model string) (string, bool) {
@@ -145,18 +145,13 @@ func openAIErrorFromProblem(p *Problem) *openAIError {
 	return e
 }
 
-// openAIErrors renders every error response of the facade in OpenAI's
-// shape: the problem documents the rest of the chain writes (401, 429,
-// 400 from validation, 500 from a panic) are rewritten, errors written
-// as text (the mux's 404 and 405, a body too large) replaced; the
-// handlers' own errors (application/json) pass through. apiProblems
-// leaves these paths to it.
+// openAIErrors is the error writer of the facade: errors the standard
+// library writes as text (the mux's 404 and 405) are replaced by OpenAI's
+// shape; the errors of this package's layers and handlers, written in
+// that shape already (application/json), pass as they are, marked
+// no-store.
 func openAIErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isOpenAIPath(r.URL.Path) {
-			next.ServeHTTP(w, r)
-			return
-		}
 		ow := &openAIErrorWriter{ResponseWriter: w, r: r}
 		next.ServeHTTP(ow, r)
 		ow.finish()
@@ -167,9 +162,7 @@ type openAIErrorWriter struct {
 	http.ResponseWriter
 	r         *http.Request
 	committed bool
-	status    int // of an error being rewritten
-	body      bytes.Buffer
-	problem   bool // the error being rewritten is a problem document
+	status    int // of a text error being replaced
 }
 
 func (w *openAIErrorWriter) WriteHeader(code int) {
@@ -177,10 +170,8 @@ func (w *openAIErrorWriter) WriteHeader(code int) {
 		return
 	}
 	w.committed = true
-	ct := w.Header().Get("Content-Type")
-	if code >= 400 && !strings.HasPrefix(ct, "application/json") {
+	if code >= 400 && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
 		w.status = code
-		w.problem = strings.HasPrefix(ct, "application/problem+json")
 		return
 	}
 	if code >= 400 {
@@ -194,9 +185,6 @@ func (w *openAIErrorWriter) Write(b []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	if w.status != 0 {
-		if w.problem {
-			return w.body.Write(b)
-		}
 		return len(b), nil // a text error body is replaced
 	}
 	return w.ResponseWriter.Write(b)
@@ -213,17 +201,22 @@ func (w *openAIErrorWriter) Flush() {
 
 func (w *openAIErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// finish writes the rewritten error, if there is one.
+// finish writes the replacement of a text error, if there is one.
 func (w *openAIErrorWriter) finish() {
 	if w.status == 0 {
 		return
 	}
-	p := &Problem{}
-	if !w.problem || json.Unmarshal(w.body.Bytes(), p) != nil || p.Detail == "" {
-		p = newProblem(w.r.Context(), w.status, defaultDetail(w.r, w.status, w.Header().Get("Allow")))
-	}
-	p.Status = w.status
+	p := newProblem(w.r.Context(), w.status, defaultDetail(w.r, w.status, w.Header().Get("Allow")))
 	writeOpenAIError(w.ResponseWriter, openAIErrorFromProblem(p))
+}
+
+// writeOpenAIProblem is the facade's errorWriter: a problem of a layer
+// shared with the rest of the API (authentication, limits, a panic),
+// written once in OpenAI's shape with the headers writeProblem sets.
+func writeOpenAIProblem(w http.ResponseWriter, p *Problem) {
+	w.Header().Del("ETag")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeOpenAIError(w, openAIErrorFromProblem(p))
 }
 
 func writeOpenAIError(w http.ResponseWriter, e *openAIError) {
@@ -584,6 +577,7 @@ func (s *Server) registerOpenAI(api huma.API, authenticated func(huma.Operation)
 	withErrors := func(op huma.Operation, codes ...int) huma.Operation {
 		op = authenticated(op)
 		op.Errors = nil
+		op.Metadata = map[string]any{errorShapeKey: errorShapeOpenAI}
 		op.Tags = []string{"OpenAI-compatible"}
 		if op.Responses == nil {
 			op.Responses = map[string]*huma.Response{}

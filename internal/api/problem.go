@@ -156,13 +156,22 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 
 var installHumaErrors sync.Once
 
+// errorShapeKey, in an operation's Metadata, names the shape of its
+// errors when it is not a problem document: errorShapeOpenAI for the
+// OpenAI-compatible facade.
+const (
+	errorShapeKey    = "assistant.errorShape"
+	errorShapeOpenAI = "openai"
+)
+
 // useProblemErrors makes huma build its errors (validation, parsing, body
 // size) as our Problem: 400 instead of 422 for validation (D1), with the
-// request id. huma keeps this hook in package variables, so it is set once
+// request id; for an operation of the OpenAI-compatible facade, the same
+// error in OpenAI's shape (errorShapeKey). huma keeps this hook in package variables, so it is set once
 // per process; the function it installs holds no state.
 func useProblemErrors() {
 	installHumaErrors.Do(func() {
-		build := func(ctx context.Context, status int, msg string, errs ...error) huma.StatusError {
+		build := func(ctx context.Context, status int, msg string, errs ...error) *Problem {
 			if status == http.StatusUnprocessableEntity {
 				status = http.StatusBadRequest
 			}
@@ -196,7 +205,11 @@ func useProblemErrors() {
 			if hctx != nil {
 				ctx = hctx.Context()
 			}
-			return build(ctx, status, msg, errs...)
+			p := build(ctx, status, msg, errs...)
+			if hctx != nil && hctx.Operation() != nil && hctx.Operation().Metadata[errorShapeKey] == errorShapeOpenAI {
+				return openAIErrorFromProblem(p)
+			}
+			return p
 		}
 	})
 }

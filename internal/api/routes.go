@@ -1,10 +1,13 @@
 package api
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -28,27 +31,6 @@ const maxBodyBytes = 256 << 10
 // that reaches its limit (not one that exceeds it).
 const humaBodyLimit = maxBodyBytes + 1
 
-// routeMux is a ServeMux that remembers the patterns registered on it, so
-// tests can hold the OpenAPI document against what is really served.
-// A pattern in wrap has its handler wrapped by the function given.
-type routeMux struct {
-	*http.ServeMux
-	patterns []string
-	wrap     map[string]func(http.Handler) http.Handler
-}
-
-func (m *routeMux) Handle(pattern string, h http.Handler) {
-	m.patterns = append(m.patterns, pattern)
-	if wrap := m.wrap[pattern]; wrap != nil {
-		h = wrap(h)
-	}
-	m.ServeMux.Handle(pattern, h)
-}
-
-func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
-	m.Handle(pattern, http.HandlerFunc(h))
-}
-
 // Handler returns the whole HTTP surface of the service.
 func (s *Server) Handler() http.Handler {
 	h, _ := s.handler()
@@ -56,55 +38,111 @@ func (s *Server) Handler() http.Handler {
 }
 
 // handler builds the surface and also returns the patterns it serves.
+//
+// Every request gets an id and is observed (one log line, the HTTP
+// metrics); then the path's prefix chooses its surface, and the surface's
+// own chain, listed here outermost first, runs around its routes:
+//
+//	public     /api/assistant/  JSON bodies, problem documents, recoverer, CORS from any origin, per-client limit, public caching
+//	components /components/     recoverer, CORS from any origin, public caching
+//	v1         /api/v1/         JSON bodies, problem documents, recoverer, CORS from the configured origins, API key, no-store
+//	openai     /api/v1/openai/  OpenAI's errors, JSON bodies, recoverer, CORS from the configured origins, API key, no-store
+//	mcp        /mcp             recoverer, API key (the MCP guard and limits are the route's: mcp.go)
+//	admin      /admin/          recoverer (the admin area has its own sessions and HTML errors)
+//	ops        /healthz /readyz /metrics   recoverer
+//	apiOther   the rest of /api/           JSON bodies, problem documents, recoverer, no-store: a 404 problem
+//	other      everything else             recoverer: the mux's 404
+//
+// The per-key limit wraps the routes it counts (chat, verify, the
+// completions); the resolve memo wraps resolve.
 func (s *Server) handler() (http.Handler, []string) {
-	mux := &routeMux{ServeMux: http.NewServeMux(), wrap: map[string]func(http.Handler) http.Handler{
-		// Answers to bodies seen before come from memory (resolvememo.go).
-		http.MethodPost + " " + publicPrefix + "/resolve": s.rememberResolves,
-	}}
-	api := s.newAPI(mux)
+	rt := newRouter()
+	s.metrics = s.newMetrics(s.Metrics)
+	auth := s.newAuthenticator()
+	keyLimit := func(writeErr errorWriter) func(http.Handler) http.Handler {
+		return keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger, s.metrics, writeErr)
+	}
+
+	public := rt.surface(jsonBodies, problems, recoverer(s.Logger, writeProblem), corsAnyOrigin,
+		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger, s.metrics), publicCaching)
+	components := rt.surface(recoverer(s.Logger, writeProblem), corsAnyOrigin, publicCaching)
+	v1 := rt.surface(jsonBodies, problems, recoverer(s.Logger, writeProblem), corsFrom(s.CORSOrigins),
+		auth.middleware(writeProblem), noStore)
+	openai := rt.surface(openAIErrors, jsonBodies, recoverer(s.Logger, writeOpenAIProblem), corsFrom(s.CORSOrigins),
+		auth.middleware(writeOpenAIProblem), noStore)
+	mcpSurface := rt.surface(recoverer(s.Logger, writeProblem), auth.middleware(writeProblem))
+	admin := rt.surface(recoverer(s.Logger, writeProblem))
+	ops := rt.surface(recoverer(s.Logger, writeProblem))
+	apiOther := rt.surface(jsonBodies, problems, recoverer(s.Logger, writeProblem), noStore)
+	other := rt.surface(recoverer(s.Logger, writeProblem))
+
+	rt.mount(public, "/api/assistant/")
+	rt.mount(components, componentsPrefix)
+	rt.mount(v1, "/api/v1/")
+	rt.mount(openai, openAIPrefix, openAIPrefix+"/")
+	rt.mount(mcpSurface, mcpPath)
+	if s.Admin != nil {
+		rt.mount(admin, "/admin", "/admin/")
+	}
+	rt.mount(ops, "/healthz", "/readyz", "/metrics")
+	// The roots of the subtrees above without their slash are served as
+	// they always were, not redirected.
+	rt.mount(apiOther, "/api/", "/api/assistant", "/api/v1")
+	rt.mount(other, "/", "/api", strings.TrimSuffix(componentsPrefix, "/"))
+
+	// Answers to bodies seen before come from memory (resolvememo.go).
+	public.wrap[http.MethodPost+" "+publicPrefix+"/resolve"] = s.rememberResolves
+	// Chat, verify and the completions share the key's budget (D22).
+	v1.wrap[http.MethodPost+" /api/v1/chat"] = keyLimit(writeProblem)
+	v1.wrap[http.MethodPost+" /api/v1/verify"] = keyLimit(writeProblem)
+	openai.wrap[http.MethodPost+" "+openAIPrefix+"/chat/completions"] = keyLimit(writeOpenAIProblem)
+
+	// One OpenAPI document for the operations of every surface.
+	config := s.humaConfig()
+	api := humago.New(public, config)
 
 	// Public knowledge endpoints (no authentication).
 	// Their security is an explicit empty requirement: "no authentication",
 	// stated rather than left out, so linters and generators need not guess.
-	public := func(op huma.Operation) huma.Operation {
+	publicOp := func(op huma.Operation) huma.Operation {
 		op.Tags = []string{"Knowledge"}
 		op.Security = []map[string][]string{}
 		op.MaxBodyBytes = humaBodyLimit
 		op.Errors = append(op.Errors, http.StatusTooManyRequests)
 		return op
 	}
-	huma.Register(api, public(huma.Operation{
+	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "getKnowledgeStats", Method: http.MethodGet, Path: publicPrefix + "/knowledge-stats",
 		Summary:     "Count the citable knowledge",
 		Description: "Counts the entities the assistant can cite, by type. Cached for 60 seconds.",
 	}), s.knowledgeStats)
 	// resolve writes its answer from remembered card JSON (resolveJSON);
 	// its documented schema is resolveOutput's, as if huma encoded it.
-	huma.Register(api, public(huma.Operation{
+	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "resolveTokens", Method: http.MethodPost, Path: publicPrefix + "/resolve",
 		Summary:     "Resolve citation tokens into cards",
 		Description: "Turns 1 to 100 citation tokens into entity cards for hover cards, in request order, each once. Tokens that do not resolve are listed in `unresolved` with the reason; they are not an error.",
 		Errors:      []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
 		Responses:   jsonResponse(api, resolveOutput{}),
 	}), s.resolveJSON)
-	huma.Register(api, public(huma.Operation{
+	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "getLeaderboard", Method: http.MethodGet, Path: publicPrefix + "/leaderboard",
 		Summary:     "Most cited knowledge",
 		Description: "The entities cited by the most chat responses over the last `days` days, across all workspaces. Ties break by token.",
 		Errors:      []int{http.StatusBadRequest},
 	}), s.leaderboard)
-	huma.Register(api, public(huma.Operation{
+	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "searchKnowledge", Method: http.MethodGet, Path: publicPrefix + "/search",
 		Summary:     "Search the knowledge base",
 		Description: "Ranked entity cards for a plain-language query: the same retrieval the assistant uses.",
 		Errors:      []int{http.StatusBadRequest},
 	}), s.search)
-	huma.Register(api, public(huma.Operation{
+	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "getCatalog", Method: http.MethodGet, Path: publicPrefix + "/catalog",
 		Summary:     "Verticals and constraint archetypes",
 		Description: "The allowed ids of `vertical` and `archetype_id`, with names and descriptions.",
 	}), s.catalog)
-	s.registerPreview(api, public)
+	s.registerPreview(api, publicOp)
 
 	// Authenticated endpoints (a bearer API key; the workspace comes from it).
 	api.OpenAPI().Components.SecuritySchemes = map[string]*huma.SecurityScheme{
@@ -116,7 +154,8 @@ func (s *Server) handler() (http.Handler, []string) {
 		op.Errors = append(op.Errors, http.StatusUnauthorized)
 		return op
 	}
-	huma.Register(api, authenticated(huma.Operation{
+	v1API := humago.New(v1, config)
+	huma.Register(v1API, authenticated(huma.Operation{
 		OperationID: "getCurrentKey", Method: http.MethodGet, Path: "/api/v1/key", Tags: []string{"Keys"},
 		Summary:     "The key making this request",
 		Description: "Describes the API key in the Authorization header: its id, workspace, name and expiry. Use it to check that a key works.",
@@ -144,10 +183,10 @@ func (s *Server) handler() (http.Handler, []string) {
 		},
 	}}
 	if s.Chat != nil {
-		huma.Register(api, chatOp, s.chatTurn)
+		huma.Register(v1API, chatOp, s.chatTurn)
 	}
 	if s.Verifier != nil {
-		huma.Register(api, authenticated(huma.Operation{
+		huma.Register(v1API, authenticated(huma.Operation{
 			OperationID: "verify", Method: http.MethodPost, Path: "/api/v1/verify", Tags: []string{"Verify"},
 			Summary: "Check any text against the knowledge base",
 			Description: "Returns the confidence object that chat answers carry, for text produced anywhere: each claim (assertive sentence or list item) " +
@@ -167,7 +206,7 @@ func (s *Server) handler() (http.Handler, []string) {
 
 	// The OpenAI-compatible facade over the chat turn (openai.go).
 	if s.Chat != nil {
-		s.registerOpenAI(api, authenticated)
+		s.registerOpenAI(humago.New(openai, config), authenticated)
 	}
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
@@ -184,48 +223,42 @@ func (s *Server) handler() (http.Handler, []string) {
 	if err != nil {
 		panic(err) // the document is built from static declarations
 	}
-	mux.HandleFunc("GET "+openAPIPath, func(w http.ResponseWriter, r *http.Request) {
+	public.HandleFunc("GET "+openAPIPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(spec)
 	})
-	mux.Handle("GET "+docsPath, docsHandler())
-	mux.Handle("GET "+docsPath+"/", docsHandler())
-	mux.Handle("GET "+componentsPrefix+"assistant-citations.js", componentHandler(citationsComponent))
+	public.Handle("GET "+docsPath, docsHandler())
+	public.Handle("GET "+docsPath+"/", docsHandler())
+	components.Handle("GET "+componentsPrefix+"assistant-citations.js", componentHandler(citationsComponent))
 
 	// The MCP server (mcp.go): its tools describe themselves over the
 	// protocol, so it stays out of the OpenAPI document.
-	mux.Handle("POST "+mcpPath, s.mcpHandler())
+	mcpSurface.Handle("POST "+mcpPath, s.mcpHandler())
 
 	// The admin area: pages for people, with their own sessions and
 	// HTML errors (internal/admin).
 	if s.Admin != nil {
-		mux.Handle("/admin/", s.Admin)
-		mux.Handle("GET /admin", http.RedirectHandler("/admin/integrations", http.StatusSeeOther))
+		admin.Handle("/admin/", s.Admin)
+		admin.Handle("GET /admin", http.RedirectHandler("/admin/integrations", http.StatusSeeOther))
 	}
 
 	// Operational endpoints, outside the OpenAPI document (D15).
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{}))
+	ops.HandleFunc("GET /healthz", s.healthz)
+	ops.HandleFunc("GET /readyz", s.readyz)
+	if !s.MetricsElsewhere {
+		ops.Handle("GET /metrics", metricsToken(s.MetricsToken, s.MetricsHandler()))
+	}
 
-	return chain(capturePattern(mux),
+	return chain(rt,
 		requestID,
-		observe(s.Logger, newMetrics(s.Metrics), s.Now),
-		openAIErrors,
-		apiProblems,
-		recoverer(s.Logger),
-		cors(s.CORSOrigins),
-		s.authenticate,
-		keyRateLimit(s.ChatLimiter, s.ChatRateLimit, s.ChatRateWindow, s.Logger),
-		publicRateLimit(s.PublicLimiter, s.TrustedProxies, s.Logger),
-		caching,
-	), mux.patterns
+		observe(s.Logger, s.metrics, s.Now, rt.pattern, s.TrustedProxies),
+	), rt.patterns
 }
 
-// newAPI configures huma: OpenAPI 3.1 served by us (not by huma), no
+// humaConfig configures huma: OpenAPI 3.1 served by us (not by huma), no
 // CDN-backed docs page, our problem documents, unknown JSON fields ignored
-// (D4).
-func (s *Server) newAPI(mux humago.Mux) huma.API {
+// (D4). The APIs of the surfaces share it, so they share one document.
+func (s *Server) humaConfig() huma.Config {
 	useProblemErrors()
 	config := huma.DefaultConfig("Assistant Service API", s.Version)
 	config.Info.Description = "The assistant service. With an API key (Authorization: Bearer): chat, one turn of the " +
@@ -248,7 +281,7 @@ func (s *Server) newAPI(mux humago.Mux) huma.API {
 	config.SchemasPath = ""
 	config.CreateHooks = nil // no $schema links in responses
 	config.AllowAdditionalPropertiesByDefault = true
-	return humago.New(mux, config)
+	return config
 }
 
 // jsonResponse documents a 200 JSON answer whose body has the schema of
@@ -300,4 +333,27 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	body, _ := json.Marshal(map[string]any{"status": status, "checks": checks})
 	w.WriteHeader(code)
 	w.Write(append(body, '\n'))
+}
+
+// MetricsHandler serves the Prometheus exposition of s.Metrics.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{})
+}
+
+// metricsToken requires "Authorization: Bearer token" when token is set:
+// a missing or other one is 401, compared in constant time.
+func metricsToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	want := sha256.Sum256([]byte("Bearer " + token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "GET /metrics needs Authorization: Bearer <ASSISTANT_METRICS_TOKEN>.", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

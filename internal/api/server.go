@@ -70,6 +70,11 @@ type Server struct {
 	// AuthFailures, optional, limits failed authentication on /api/v1/
 	// per client address (AuthFailuresPerMinute a minute by default).
 	AuthFailures assistant.TieredLimiter
+	// MetricsToken, optional, is the bearer token GET /metrics requires;
+	// MetricsElsewhere leaves /metrics out of Handler (it is served by
+	// MetricsHandler on a listener of its own).
+	MetricsToken     string
+	MetricsElsewhere bool
 	// Degradable, optional, are dependencies the service keeps working
 	// without (Redis: limits fall back to per-instance ones), by name:
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
@@ -80,6 +85,7 @@ type Server struct {
 	mcpResponseLimit int
 	authPenalty      time.Duration
 
+	metrics      *metrics // built with the handler
 	leaderboards leaderboardCache
 	cards        cardCache
 	resolves     resolveMemo

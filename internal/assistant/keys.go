@@ -28,6 +28,10 @@ type APIKey struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	// RateLimit is the key's own limit of requests per rolling window
+	// (chat, verify, the completions and MCP's tool calls); 0 means the
+	// service's default. Set when the key is created.
+	RateLimit int
 }
 
 // Status is "active", "revoked" or "expired" at time now.
@@ -148,3 +152,11 @@ type AccessStore interface {
 	ConsumeSetupToken(ctx context.Context, hash [32]byte, now time.Time) (bool, error)
 	CheckSetupToken(ctx context.Context, hash [32]byte, now time.Time) (bool, error)
 }
+
+// MaxKeyRateLimit bounds a key's own limit (APIKey.RateLimit): an
+// in-process window keeps one timestamp per admitted request.
+const MaxKeyRateLimit = 10_000
+
+// ValidKeyRateLimit reports whether n can be a key's own limit: 0 (the
+// default) to MaxKeyRateLimit.
+func ValidKeyRateLimit(n int) bool { return n >= 0 && n <= MaxKeyRateLimit }

@@ -18,8 +18,14 @@ import (
 // Limiter is an exact per-key limit (D2b): never more than Limit admitted
 // requests for one key in any rolling window. A request counts when it is
 // admitted, whatever its outcome; a refused one does not count.
+//
+// AllowLimit decides under limit (> 0) instead of the limiter's own, for
+// a key that carries its own limit (APIKey.RateLimit); the window is the
+// limiter's. A key's limit may change between calls: a lowered one
+// refuses until the window holds fewer than limit admissions.
 type Limiter interface {
 	Allow(ctx context.Context, key string) (Decision, error)
+	AllowLimit(ctx context.Context, key string, limit int) (Decision, error)
 }
 
 // TieredLimiter is a per-client limit with a soft and a hard tier (D13):

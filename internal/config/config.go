@@ -36,6 +36,11 @@ type Config struct {
 	LogLevel        slog.Level
 	CORSOrigins     []string
 	ProfileAddr     string // "" means no profiling listener
+	// MetricsAddr, when set, is a listener of its own for /metrics, which
+	// the main listener then does not serve; MetricsToken, when set, is
+	// the bearer token /metrics on the main listener requires.
+	MetricsAddr  string
+	MetricsToken string
 	// PublicURL is where users reach the service ("" when unset); an
 	// https one makes the admin session cookie always Secure.
 	PublicURL string
@@ -97,6 +102,10 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.CORSOrigins = splitList(v); return nil }},
 	{Env: "ASSISTANT_PROFILE_ADDR", Flag: "profile-addr", Default: "", Help: "host:port of a second listener serving Go's runtime profiles at /debug/pprof/ (no authentication: keep it on loopback); empty turns it off",
 		apply: func(c *Config, v string) (err error) { c.ProfileAddr, err = parseProfileAddr(v); return err }},
+	{Env: "ASSISTANT_METRICS_ADDR", Flag: "metrics-addr", Default: "", Help: "host:port of a second listener serving /metrics alone (keep it where only Prometheus reaches it); the main listener then does not serve /metrics. Empty: /metrics is on the main listener",
+		apply: func(c *Config, v string) (err error) { c.MetricsAddr, err = parseProfileAddr(v); return err }},
+	{Env: "ASSISTANT_METRICS_TOKEN", Flag: "metrics-token", Default: "", Secret: true, Help: "a bearer token that /metrics on the main listener requires (Authorization: Bearer ...); empty: /metrics there needs none",
+		apply: func(c *Config, v string) error { c.MetricsToken = v; return nil }},
 	{Env: "ASSISTANT_PUBLIC_URL", Flag: "public-url", Default: "", Help: "the URL users reach the service at (http:// or https://, no path), printed in the setup link; https makes the admin session cookie always Secure",
 		apply: func(c *Config, v string) (err error) { c.PublicURL, err = parsePublicURL(v); return err }},
 	{Env: "ASSISTANT_TLS_CERT_FILE", Flag: "tls-cert-file", Default: "", Help: "PEM certificate (chain) file: with ASSISTANT_TLS_KEY_FILE, serve terminates TLS itself and reloads both when they change",
@@ -294,6 +303,7 @@ func (c *Config) String() string {
 		"ASSISTANT_PUBLIC_SOFT_LIMIT": strconv.Itoa(c.PublicSoftLimit), "ASSISTANT_PUBLIC_HARD_LIMIT": strconv.Itoa(c.PublicHardLimit),
 		"ASSISTANT_LOG_LEVEL": c.LogLevel.String(), "ASSISTANT_CORS_ORIGINS": strings.Join(c.CORSOrigins, ","),
 		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr, "ASSISTANT_PUBLIC_URL": c.PublicURL,
+		"ASSISTANT_METRICS_ADDR": c.MetricsAddr, "ASSISTANT_METRICS_TOKEN": mask(c.MetricsToken),
 		"ASSISTANT_TLS_CERT_FILE": c.TLSCertFile, "ASSISTANT_TLS_KEY_FILE": c.TLSKeyFile,
 	}
 	for _, s := range Settings {
@@ -312,6 +322,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.Int("public_soft_limit", c.PublicSoftLimit), slog.Int("public_hard_limit", c.PublicHardLimit),
 		slog.String("trusted_proxies", joinPrefixes(c.TrustedProxies)), slog.String("log_level", c.LogLevel.String()),
 		slog.String("profile_addr", c.ProfileAddr), slog.String("public_url", c.PublicURL),
+		slog.String("metrics_addr", c.MetricsAddr), slog.String("metrics_token", mask(c.MetricsToken)),
 		slog.String("tls_cert_file", c.TLSCertFile), slog.String("tls_key_file", c.TLSKeyFile),
 	)
 }

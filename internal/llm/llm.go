@@ -76,6 +76,16 @@ type Request struct {
 type Response struct {
 	Content   string
 	ToolCalls []ToolCall
+	// Usage is what the upstream reported about the call (zero when it
+	// reported nothing), for metrics and traces.
+	Usage Usage
+}
+
+// Usage is a model call's accounting as the upstream reported it.
+type Usage struct {
+	Model                     string // the model that answered
+	InputTokens, OutputTokens int
+	FinishReason              string // stop, tool_calls, length, end_turn, ...
 }
 
 // Provider is a language model. Complete must honour ctx cancellation (a

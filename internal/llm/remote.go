@@ -30,6 +30,8 @@ type RemoteConfig struct {
 	MaxRetries int
 	// Logger receives breaker state changes (default: discarded).
 	Logger *slog.Logger
+	// Metrics, optional, reports the provider's breaker state.
+	Metrics *Metrics
 }
 
 // Defaults of RemoteConfig.

@@ -30,12 +30,12 @@ func (s *DB) WorkspaceExists(ctx context.Context, id string) (bool, error) {
 	return ok, err
 }
 
-const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at`
+const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at, rate_limit`
 
 func scanKey(sc pgx.Row) (assistant.APIKey, error) {
 	var k assistant.APIKey
 	var hash []byte
-	if err := sc.Scan(&k.ID, &k.Workspace, &k.Name, &hash, &k.CreatedAt, &k.CreatedBy, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt); err != nil {
+	if err := sc.Scan(&k.ID, &k.Workspace, &k.Name, &hash, &k.CreatedAt, &k.CreatedBy, &k.ExpiresAt, &k.RevokedAt, &k.LastUsedAt, &k.RateLimit); err != nil {
 		return k, err
 	}
 	copy(k.Hash[:], hash)
@@ -45,10 +45,10 @@ func scanKey(sc pgx.Row) (assistant.APIKey, error) {
 }
 
 func keyArgs(k assistant.APIKey) []any {
-	return []any{k.ID, k.Workspace, k.Name, k.Hash[:], ts(k.CreatedAt), k.CreatedBy, nullTS(k.ExpiresAt), nullTS(k.RevokedAt), nullTS(k.LastUsedAt)}
+	return []any{k.ID, k.Workspace, k.Name, k.Hash[:], ts(k.CreatedAt), k.CreatedBy, nullTS(k.ExpiresAt), nullTS(k.RevokedAt), nullTS(k.LastUsedAt), k.RateLimit}
 }
 
-const insertKey = `INSERT INTO api_keys (` + keyColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+const insertKey = `INSERT INTO api_keys (` + keyColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // CreateKey implements assistant.AccessStore.
 func (s *DB) CreateKey(ctx context.Context, k assistant.APIKey) error {

@@ -48,6 +48,7 @@ var (
 	_ assistant.CitationStore     = (*DB)(nil)
 	_ assistant.Pinger            = (*DB)(nil)
 	_ assistant.AccessStore       = (*DB)(nil)
+	_ assistant.ReviewSettings    = (*DB)(nil)
 	_ assistant.Exporter          = (*DB)(nil)
 	_ assistant.Loader            = (*DB)(nil)
 )

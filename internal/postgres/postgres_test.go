@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -69,8 +70,16 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 		versions = append(versions, v)
 	}
-	if len(versions) != 5 || versions[4] != 4 {
-		t.Errorf("applied versions %v, want 0 1 2 3 4", versions)
+	files, err := os.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{0} // goose's own first row
+	for i := range files {
+		want = append(want, int64(i+1))
+	}
+	if !slices.Equal(versions, want) {
+		t.Errorf("applied versions %v, want %v (one per file of migrations/)", versions, want)
 	}
 	for i, db := range dbs {
 		if err := db.Ping(t.Context()); err != nil {

@@ -15,9 +15,10 @@ type Verdict = assistant.Decision
 var _ assistant.Limiter = (*SlidingWindow)(nil)
 
 // SlidingWindow is the in-process exact limiter: it keeps, per key, the
-// admission times of the last Limit requests in a ring, so a decision
-// compares with the oldest of them. Memory is Limit timestamps per active
-// key; keys idle for a whole window are dropped on a periodic sweep.
+// admission times still inside the window, oldest first (at most the
+// key's limit of them), so a decision compares with the one that must
+// leave before another is admitted. Keys idle for a whole window are
+// dropped on a periodic sweep.
 type SlidingWindow struct {
 	limit  int
 	window time.Duration
@@ -29,9 +30,7 @@ type SlidingWindow struct {
 }
 
 type ring struct {
-	times []time.Time // admission times, oldest at start
-	start int
-	count int
+	times []time.Time // admission times inside the window, oldest first
 }
 
 // NewSlidingWindow returns a limiter admitting limit requests per window
@@ -41,8 +40,14 @@ func NewSlidingWindow(limit int, window time.Duration, now func() time.Time) *Sl
 }
 
 // Allow implements assistant.Limiter. It never fails.
-func (s *SlidingWindow) Allow(_ context.Context, key string) (Verdict, error) {
-	if s.limit <= 0 {
+func (s *SlidingWindow) Allow(ctx context.Context, key string) (Verdict, error) {
+	return s.AllowLimit(ctx, key, s.limit)
+}
+
+// AllowLimit implements assistant.Limiter: Allow under limit. Limit 0
+// admits everything.
+func (s *SlidingWindow) AllowLimit(_ context.Context, key string, limit int) (Verdict, error) {
+	if limit <= 0 {
 		return Verdict{Allowed: true}, nil
 	}
 	now := s.now()
@@ -51,25 +56,28 @@ func (s *SlidingWindow) Allow(_ context.Context, key string) (Verdict, error) {
 	s.sweep(now)
 	r := s.keys[key]
 	if r == nil {
-		r = &ring{times: make([]time.Time, s.limit)}
+		r = &ring{times: make([]time.Time, 0, min(limit, 64))}
 		s.keys[key] = r
 	}
 	// Forget admissions that left the window: (now-window, now] counts.
-	for r.count > 0 && !r.times[r.start].After(now.Add(-s.window)) {
-		r.start = (r.start + 1) % s.limit
-		r.count--
+	gone := 0
+	for gone < len(r.times) && !r.times[gone].After(now.Add(-s.window)) {
+		gone++
 	}
-	v := Verdict{Limit: s.limit}
-	if r.count >= s.limit {
-		v.Reset = r.times[r.start].Add(s.window).Sub(now)
+	if gone > 0 {
+		r.times = append(r.times[:0], r.times[gone:]...)
+	}
+	v := Verdict{Limit: limit}
+	if n := len(r.times); n >= limit {
+		// Another is admitted once n-limit+1 admissions have left.
+		v.Reset = r.times[n-limit].Add(s.window).Sub(now)
 		v.RetryAfter = v.Reset
 		return v, nil
 	}
-	r.times[(r.start+r.count)%s.limit] = now
-	r.count++
+	r.times = append(r.times, now)
 	v.Allowed = true
-	v.Remaining = s.limit - r.count
-	v.Reset = r.times[r.start].Add(s.window).Sub(now)
+	v.Remaining = limit - len(r.times)
+	v.Reset = r.times[0].Add(s.window).Sub(now)
 	return v, nil
 }
 
@@ -81,7 +89,7 @@ func (s *SlidingWindow) sweep(now time.Time) {
 	}
 	s.lastSweep = now
 	for k, r := range s.keys {
-		if r.count == 0 || !r.times[(r.start+r.count-1)%s.limit].After(now.Add(-s.window)) {
+		if len(r.times) == 0 || !r.times[len(r.times)-1].After(now.Add(-s.window)) {
 			delete(s.keys, k)
 		}
 	}

@@ -170,6 +170,49 @@ func TestDisabledLimitsNeedNoRedis(t *testing.T) {
 // instances (three clients, as three processes would have) send 200
 // requests on one key, concurrently, and exactly 60 are admitted; every
 // refusal says when to come back, within the window.
+// TestInstancesShareOwnLimits: a key with its own limit of 5 gets exactly
+// 5 requests a window across three instances, while another key of the
+// same limiter keeps the default.
+func TestInstancesShareOwnLimits(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		prefix := uniquePrefix(t)
+		var limiters []*redis.SlidingWindow
+		for range 3 {
+			c := newClient(t, b.url, prefix, slow)
+			limiters = append(limiters, redis.NewSlidingWindow(c.Client, "chat", 60, time.Minute, nil))
+		}
+		var admitted atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, 30)
+		for i := range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d, err := limiters[i%3].AllowLimit(context.Background(), "five", 5)
+				switch {
+				case err != nil:
+					errs <- err
+				case d.Allowed:
+					admitted.Add(1)
+				case d.RetryAfter <= 0 || d.RetryAfter > time.Minute || d.Remaining != 0 || d.Limit != 5:
+					errs <- fmt.Errorf("refusal %+v", d)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if n := admitted.Load(); n != 5 {
+			t.Errorf("%d of 30 requests admitted across three instances under a limit of 5, want exactly 5", n)
+		}
+		if d, err := limiters[2].Allow(context.Background(), "sixty"); err != nil || !d.Allowed || d.Remaining != 59 || d.Limit != 60 {
+			t.Errorf("a key without its own limit: %+v %v", d, err)
+		}
+	})
+}
+
 func TestInstancesShareOneWindow(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		prefix := uniquePrefix(t)

@@ -165,22 +165,29 @@ func NewSlidingWindow(c *Client, name string, limit int, window time.Duration, n
 // Allow implements assistant.Limiter. It does not fail: when Redis cannot
 // decide, the instance's ledger does.
 func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decision, error) {
-	if s.limit <= 0 {
+	return s.AllowLimit(ctx, key, s.limit)
+}
+
+// AllowLimit implements assistant.Limiter: Allow under limit, which every
+// instance passes to the script with the key (a key's own limit is stored
+// with the key, so all instances agree on it). Limit 0 admits everything.
+func (s *SlidingWindow) AllowLimit(ctx context.Context, key string, limit int) (assistant.Decision, error) {
+	if limit <= 0 {
 		return assistant.Decision{Allowed: true}, nil
 	}
 	now := s.now()
 	member := s.c.member()
 	s.mu.Lock()
 	l := s.ledger(key, now)
-	if len(l.entries) >= s.limit {
-		d := s.localDecision(l, now, false)
+	if len(l.entries) >= limit {
+		d := s.localDecision(l, now, false, limit)
 		s.mu.Unlock()
 		return d, nil
 	}
 	l.entries = append(l.entries, admission{at: now, member: member, deciding: true})
 	s.mu.Unlock()
 
-	res, err := s.ask(ctx, key, member)
+	res, err := s.ask(ctx, key, member, limit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l = s.ledger(key, now)
@@ -199,14 +206,14 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 				l.abandoned = l.abandoned[1:] // its entry ages out of Redis's window by itself
 			}
 			l.abandoned = append(l.abandoned, member)
-			return assistant.Decision{Limit: s.limit, Reset: unknownRetryAfter, RetryAfter: unknownRetryAfter}, nil
+			return assistant.Decision{Limit: limit, Reset: unknownRetryAfter, RetryAfter: unknownRetryAfter}, nil
 		}
 		// Redis could not run the call: the ledger admits (it had room),
 		// and the admission is carried into Redis by a later call.
 		if i >= 0 {
 			l.entries[i].deciding = false
 		}
-		return s.localDecision(l, now, true), nil
+		return s.localDecision(l, now, true, limit), nil
 	}
 	if res.admitted {
 		if i >= 0 {
@@ -217,10 +224,10 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 	}
 	// Never more than a window: an admission carried in from a ledger can
 	// carry a time a little ahead of Redis's clock.
-	d := assistant.Decision{Limit: s.limit, Reset: min(res.reset, s.window)}
+	d := assistant.Decision{Limit: limit, Reset: min(res.reset, s.window)}
 	if res.admitted {
 		d.Allowed = true
-		d.Remaining = max(0, s.limit-res.count)
+		d.Remaining = max(0, limit-res.count)
 	} else {
 		d.RetryAfter = d.Reset
 	}
@@ -229,8 +236,8 @@ func (s *SlidingWindow) Allow(ctx context.Context, key string) (assistant.Decisi
 
 // localDecision is the ledger's verdict: admitted (the request is already
 // in it) or refused.
-func (s *SlidingWindow) localDecision(l *ledger, now time.Time, admitted bool) assistant.Decision {
-	d := assistant.Decision{Limit: s.limit, Allowed: admitted, Remaining: max(0, s.limit-len(l.entries))}
+func (s *SlidingWindow) localDecision(l *ledger, now time.Time, admitted bool, limit int) assistant.Decision {
+	d := assistant.Decision{Limit: limit, Allowed: admitted, Remaining: max(0, limit-len(l.entries))}
 	if len(l.entries) > 0 {
 		// An entry stamped by Redis's clock can be a little ahead of this
 		// process's now: never more than a window.
@@ -252,13 +259,13 @@ type windowAnswer struct {
 
 // ask has Redis decide, with the ledger's admissions Redis does not hold
 // carried in, and again with the whole ledger when Redis's epoch changed.
-func (s *SlidingWindow) ask(ctx context.Context, key, member string) (windowAnswer, error) {
-	res, err := s.run(ctx, key, member)
+func (s *SlidingWindow) ask(ctx context.Context, key, member string, limit int) (windowAnswer, error) {
+	res, err := s.run(ctx, key, member, limit)
 	if err != nil || res.count != -1 {
 		return res, err
 	}
 	s.c.setEpoch(res.epoch) // another epoch: carry everything
-	if res, err = s.run(ctx, key, member); err == nil && res.count == -1 {
+	if res, err = s.run(ctx, key, member, limit); err == nil && res.count == -1 {
 		return windowAnswer{}, fmt.Errorf("redis %s: the epoch changed twice during one decision", s.name)
 	}
 	return res, err
@@ -266,7 +273,7 @@ func (s *SlidingWindow) ask(ctx context.Context, key, member string) (windowAnsw
 
 // run calls the script once, carrying the ledger's admissions that the
 // current epoch does not hold.
-func (s *SlidingWindow) run(ctx context.Context, key, member string) (windowAnswer, error) {
+func (s *SlidingWindow) run(ctx context.Context, key, member string, limit int) (windowAnswer, error) {
 	epoch := s.c.currentEpoch()
 	now := s.now()
 	s.mu.Lock()
@@ -281,7 +288,7 @@ func (s *SlidingWindow) run(ctx context.Context, key, member string) (windowAnsw
 	}
 	abandoned := slices.Clone(l.abandoned)
 	s.mu.Unlock()
-	args := append([]any{s.limit, s.window.Microseconds(), member, epoch, s.c.member(), epochTTL.Milliseconds(), len(carried)}, pairs...)
+	args := append([]any{limit, s.window.Microseconds(), member, epoch, s.c.member(), epochTTL.Milliseconds(), len(carried)}, pairs...)
 	for _, m := range abandoned {
 		args = append(args, m)
 	}

@@ -49,14 +49,21 @@ func (s *DB) WorkspaceExists(ctx context.Context, id string) (bool, error) {
 	return n > 0, err
 }
 
-const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at`
+const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at, rate_limit`
+
+// insertKey inserts a key with keyArgs.
+const insertKey = `INSERT INTO api_keys (` + keyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func keyArgs(k assistant.APIKey) []any {
+	return []any{k.ID, k.Workspace, k.Name, k.Hash[:], ms(k.CreatedAt), k.CreatedBy, nullMS(k.ExpiresAt), nullMS(k.RevokedAt), nullMS(k.LastUsedAt), k.RateLimit}
+}
 
 func scanKey(sc interface{ Scan(...any) error }) (assistant.APIKey, error) {
 	var k assistant.APIKey
 	var hash []byte
 	var created int64
 	var expires, revoked, used sql.NullInt64
-	if err := sc.Scan(&k.ID, &k.Workspace, &k.Name, &hash, &created, &k.CreatedBy, &expires, &revoked, &used); err != nil {
+	if err := sc.Scan(&k.ID, &k.Workspace, &k.Name, &hash, &created, &k.CreatedBy, &expires, &revoked, &used, &k.RateLimit); err != nil {
 		return k, err
 	}
 	copy(k.Hash[:], hash)
@@ -67,8 +74,7 @@ func scanKey(sc interface{ Scan(...any) error }) (assistant.APIKey, error) {
 
 // CreateKey implements assistant.AccessStore.
 func (s *DB) CreateKey(ctx context.Context, k assistant.APIKey) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.Workspace, k.Name, k.Hash[:], ms(k.CreatedAt), k.CreatedBy, nullMS(k.ExpiresAt), nullMS(k.RevokedAt), nullMS(k.LastUsedAt))
+	_, err := s.db.ExecContext(ctx, insertKey, keyArgs(k)...)
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", k.Workspace)
 	}

@@ -165,8 +165,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		return written, fmt.Errorf("reading keys: %w", err)
 	}
 	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+keyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			k.ID, k.Workspace, k.Name, k.Hash[:], ms(k.CreatedAt), k.CreatedBy, nullMS(k.ExpiresAt), nullMS(k.RevokedAt), nullMS(k.LastUsedAt)); err != nil {
+		if _, err := tx.ExecContext(ctx, insertKey, keyArgs(k)...); err != nil {
 			return written, err
 		}
 		written.Keys++

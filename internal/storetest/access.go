@@ -74,10 +74,26 @@ func testKeys(t *testing.T, open Opener) {
 	sameTime(t, "expires", got.ExpiresAt, k.ExpiresAt)
 	sameTime(t, "revoked", got.RevokedAt, nil)
 	sameTime(t, "last used", got.LastUsedAt, nil)
+	if got.RateLimit != 0 {
+		t.Errorf("a key created without a limit has RateLimit %d, want 0 (the default)", got.RateLimit)
+	}
+
+	// A key's own limit is kept, and listed.
+	limited := key("key0000000l5", "a", day.Add(-2*time.Hour))
+	limited.RateLimit = 5
+	must(t, s.CreateKey(ctx, limited))
+	if got := getKey(t, s, limited.ID); got.RateLimit != 5 {
+		t.Errorf("KeyByID of a key with its own limit: RateLimit %d, want 5", got.RateLimit)
+	}
+	limits, err := s.ListKeys(ctx, "a")
+	must(t, err)
+	if len(limits) != 2 || limits[1].ID != limited.ID || limits[1].RateLimit != 5 || limits[0].RateLimit != 0 {
+		t.Errorf("ListKeys(a) = %+v, want key000000001 (no limit) then key0000000l5 (limit 5)", limits)
+	}
 
 	wantCode(t, "a duplicate key id", s.CreateKey(ctx, key(k.ID, "a", day)), assistant.EConflict)
 	wantCode(t, "a key in a missing workspace", s.CreateKey(ctx, key("key000000002", "nope", day)), assistant.ENotFound)
-	_, err := s.KeyByID(ctx, "key000000404")
+	_, err = s.KeyByID(ctx, "key000000404")
 	wantCode(t, "KeyByID of a missing key", err, assistant.ENotFound)
 
 	// Newest first; keys created at the same time by id.
@@ -91,7 +107,7 @@ func testKeys(t *testing.T, open Opener) {
 	for _, k := range list {
 		ids = append(ids, k.ID)
 	}
-	if want := []string{"key0000000b1", "key0000000b2", "key000000001", "key0000000c0"}; !reflect.DeepEqual(ids, want) {
+	if want := []string{"key0000000b1", "key0000000b2", "key000000001", "key0000000c0", "key0000000l5"}; !reflect.DeepEqual(ids, want) {
 		t.Errorf("ListKeys(a) = %v, want %v", ids, want)
 	}
 	if list, err := s.ListKeys(ctx, "empty"); err != nil || len(list) != 0 {

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of the store interfaces of
-// internal/assistant (store.go, keys.go, transfer.go): one set of tests,
+// internal/assistant (store.go, keys.go, review.go, transfer.go): one set of tests,
 // written against the documented method contracts, that every store runs
 // from its own tests with Run. A behaviour both stores must share (an
 // ordering, a tie-break, an error code, what a failed call leaves behind)
@@ -23,6 +23,7 @@ type Store interface {
 	assistant.KnowledgeImporter
 	assistant.CitationStore
 	assistant.AccessStore
+	assistant.ReviewSettings
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
@@ -61,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"Usage", testUsage},
 		{"RecordTurn", testRecordTurn},
 		{"SetupToken", testSetupToken},
+		{"ReviewSetting", testReviewSetting},
 		{"Transfer/CopiesEverything", testTransfer},
 		{"Transfer/RefusesATargetWithData", testTransferRefuses},
 		{"Transfer/FailureChangesNothing", testTransferFailure},

@@ -34,6 +34,7 @@ func Populate(t *testing.T, s Store) {
 			k.RevokedAt = ptr(day.Add(time.Hour))
 		case 3:
 			k.CreatedBy = "admin@example.test"
+			k.RateLimit = 5 // copied with the key
 		}
 		must(t, s.CreateKey(ctx, k))
 	}

@@ -87,7 +87,7 @@ func New(cfg Config) (*Provider, error) {
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
 		svc:     svc,
-		breaker: llm.NewBreaker("anthropic", cfg.Logger),
+		breaker: cfg.Metrics.WatchBreaker("anthropic", llm.NewBreaker("anthropic", cfg.Logger)),
 	}, nil
 }
 
@@ -304,7 +304,8 @@ func (p *Provider) response(msg *anthropic.Message) (llm.Response, error) {
 	if msg == nil || (msg.Type != "" && msg.Type != "message") {
 		return llm.Response{}, llm.Malformed(p.Name(), "not a message")
 	}
-	var resp llm.Response
+	resp := llm.Response{Usage: llm.Usage{Model: string(msg.Model), InputTokens: int(msg.Usage.InputTokens),
+		OutputTokens: int(msg.Usage.OutputTokens), FinishReason: string(msg.StopReason)}}
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":

@@ -75,7 +75,7 @@ func New(cfg Config) (*Provider, error) {
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
 		svc:     openai.NewChatCompletionService(opts...),
-		breaker: llm.NewBreaker("openai", cfg.Logger),
+		breaker: cfg.Metrics.WatchBreaker("openai", llm.NewBreaker("openai", cfg.Logger)),
 	}, nil
 }
 
@@ -215,7 +215,8 @@ func (p *Provider) response(c *openai.ChatCompletion) (llm.Response, error) {
 		return llm.Response{}, llm.Malformed(p.Name(), "no choices")
 	}
 	msg := c.Choices[0].Message
-	resp := llm.Response{Content: msg.Content}
+	resp := llm.Response{Content: msg.Content, Usage: llm.Usage{Model: c.Model, InputTokens: int(c.Usage.PromptTokens),
+		OutputTokens: int(c.Usage.CompletionTokens), FinishReason: c.Choices[0].FinishReason}}
 	for _, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			return llm.Response{}, llm.Malformed(p.Name(), "tool call %q of unsupported type %q", tc.ID, tc.Type)

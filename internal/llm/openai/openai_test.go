@@ -136,6 +136,10 @@ func TestComplete(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
+			if got.Usage.FinishReason == "" {
+				t.Errorf("no finish reason in the usage: %+v", got.Usage)
+			}
+			got.Usage = llm.Usage{} // its finish reason is checked above
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
@@ -316,6 +320,10 @@ func TestStream(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Stream: %v", err)
 			}
+			if got.Usage.FinishReason == "" {
+				t.Errorf("no finish reason in the usage: %+v", got.Usage)
+			}
+			got.Usage = llm.Usage{} // its finish reason is checked above
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
