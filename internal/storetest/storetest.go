@@ -26,6 +26,7 @@ type Store interface {
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
+	assistant.WebhookStore
 	WorkspaceExists(ctx context.Context, id string) (bool, error)
 }
 
@@ -61,6 +62,10 @@ func Run(t *testing.T, open Opener) {
 		{"Usage", testUsage},
 		{"RecordTurn", testRecordTurn},
 		{"SetupToken", testSetupToken},
+		{"Webhooks/Endpoints", testWebhookEndpoints},
+		{"Webhooks/KeyEvents", testKeyEvents},
+		{"Webhooks/DeliveryClaims", testDeliveryClaims},
+		{"Webhooks/AsyncTurns", testAsyncTurns},
 		{"Transfer/CopiesEverything", testTransfer},
 		{"Transfer/RefusesATargetWithData", testTransferRefuses},
 		{"Transfer/FailureChangesNothing", testTransferFailure},
