@@ -111,7 +111,7 @@ func testKeyEvents(t *testing.T, open Opener) {
 
 	want := []string{
 		"we_all key.created", "we_all key.revoked", "we_rev key.revoked",
-		"we_all key.created", // key 2
+		"we_all key.created",                      // key 2
 		"we_all key.created", "we_all key.rolled", // 3 replaces 2
 		"we_all key.created", "we_all key.revoked", "we_rev key.revoked", "we_all key.rolled", // 4 replaces 3
 	}
