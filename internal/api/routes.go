@@ -144,6 +144,9 @@ func (s *Server) handler() (http.Handler, []string) {
 		},
 	}}
 	if s.Chat != nil {
+		if s.Async != nil {
+			registerAsync(api, &chatOp, authenticated, s.getTurn)
+		}
 		huma.Register(api, chatOp, s.chatTurn)
 	}
 	if s.Verifier != nil {
@@ -169,6 +172,9 @@ func (s *Server) handler() (http.Handler, []string) {
 	if s.Chat != nil {
 		s.registerOpenAI(api, authenticated)
 	}
+
+	// The webhook events (webhooks.go).
+	documentWebhooks(api)
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{
