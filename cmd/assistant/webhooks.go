@@ -98,7 +98,8 @@ func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *
 	var worker *webhook.Worker
 	if sealer != nil {
 		worker = &webhook.Worker{Store: db, Sealer: sealer, Client: webhook.NewClient(webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, nil),
-			Logger: logger, Now: now, Owner: owner, UserAgent: "assistant-webhooks/" + version}
+			Logger: logger, Now: now, Owner: owner, UserAgent: "assistant-webhooks/" + version,
+			Backoff: webhook.Backoff{Base: cfg.WebhookRetryBase, Max: time.Hour, Period: webhook.DefaultBackoff.Period}}
 		start(worker.Run)
 	} else {
 		logger.Warn("webhooks are off: set ASSISTANT_WEBHOOK_KEY (the same on every instance) to turn them on")
@@ -135,7 +136,11 @@ func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *
 
 // webhooksCommand is `assistant webhooks ...`.
 func webhooksCommand(ctx context.Context, e env, args []string) error {
-	return dispatch(ctx, e, "webhooks", []command{
+	return dispatch(ctx, e, "webhooks", webhooksSubcommands(), args)
+}
+
+func webhooksSubcommands() []command {
+	return []command{
 		{"create", "add an endpoint and print its signing secret once: --workspace W --url URL [--events key.created,...] [--json]", webhooksCreate},
 		{"list", "list a workspace's endpoints: --workspace W [--json]", webhooksList},
 		{"roll-secret", "give an endpoint a new signing secret, printed once: roll-secret ID --workspace W", webhooksRollSecret},
@@ -144,7 +149,7 @@ func webhooksCommand(ctx context.Context, e env, args []string) error {
 		{"delete", "delete an endpoint and its delivery log: delete ID --workspace W", webhooksDelete},
 		{"deliveries", "the delivery log, newest first: --workspace W [--endpoint ID] [--limit N] [--json]", webhooksDeliveries},
 		{"resend", "deliver again: resend DELIVERY_ID --workspace W", webhooksResend},
-	}, args)
+	}
 }
 
 // openWebhooks parses a webhooks subcommand's command line and opens the

@@ -48,6 +48,9 @@ type Config struct {
 	// WebhookAllowPrivate admits webhook URLs on loopback, private and
 	// link-local addresses, and http (tests, private networks).
 	WebhookAllowPrivate bool
+	// WebhookRetryBase is the delay before a failed delivery's first
+	// retry; later ones double it (up to an hour).
+	WebhookRetryBase time.Duration
 	// AsyncQueue bounds a workspace's asynchronous turns waiting or
 	// running; AsyncWorkers is how many this instance runs at once.
 	AsyncQueue, AsyncWorkers int
@@ -122,6 +125,15 @@ var Settings = []Setting{
 		}},
 	{Env: "ASSISTANT_WEBHOOK_ALLOW_PRIVATE", Flag: "webhook-allow-private", Default: "false", Help: "true admits webhook URLs on loopback, private and link-local addresses and plain http (tests, private networks); false refuses them at creation and at connect time",
 		apply: func(c *Config, v string) (err error) { c.WebhookAllowPrivate, err = parseBool(v); return err }},
+	{Env: "ASSISTANT_WEBHOOK_RETRY_BASE", Flag: "webhook-retry-base", Default: "5s", Help: "delay before a failed webhook delivery is retried (10ms to 1m); each retry doubles it up to an hour, with jitter, for up to 3 days",
+		apply: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 10*time.Millisecond || d > time.Minute {
+				return fmt.Errorf("%q is not a duration from 10ms to 1m", v)
+			}
+			c.WebhookRetryBase = d
+			return nil
+		}},
 	{Env: "ASSISTANT_ASYNC_QUEUE", Flag: "async-queue", Default: "100", Help: "asynchronous chat turns (Prefer: respond-async) a workspace may have waiting or running; past it 429",
 		apply: func(c *Config, v string) (err error) { c.AsyncQueue, err = parsePositive(v); return err }},
 	{Env: "ASSISTANT_ASYNC_WORKERS", Flag: "async-workers", Default: "4", Help: "asynchronous chat turns this instance runs at once",
@@ -337,7 +349,8 @@ func (c *Config) String() string {
 		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr, "ASSISTANT_PUBLIC_URL": c.PublicURL,
 		"ASSISTANT_TLS_CERT_FILE": c.TLSCertFile, "ASSISTANT_TLS_KEY_FILE": c.TLSKeyFile,
 		"ASSISTANT_WEBHOOK_KEY": mask(c.WebhookKey), "ASSISTANT_WEBHOOK_ALLOW_PRIVATE": strconv.FormatBool(c.WebhookAllowPrivate),
-		"ASSISTANT_ASYNC_QUEUE": strconv.Itoa(c.AsyncQueue), "ASSISTANT_ASYNC_WORKERS": strconv.Itoa(c.AsyncWorkers),
+		"ASSISTANT_WEBHOOK_RETRY_BASE": c.WebhookRetryBase.String(),
+		"ASSISTANT_ASYNC_QUEUE":        strconv.Itoa(c.AsyncQueue), "ASSISTANT_ASYNC_WORKERS": strconv.Itoa(c.AsyncWorkers),
 	}
 	for _, s := range Settings {
 		fmt.Fprintf(&b, "%s=%s\n", s.Env, values[s.Env])
@@ -357,6 +370,7 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("profile_addr", c.ProfileAddr), slog.String("public_url", c.PublicURL),
 		slog.String("tls_cert_file", c.TLSCertFile), slog.String("tls_key_file", c.TLSKeyFile),
 		slog.Bool("webhook_key_set", c.WebhookKey != ""), slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
+		slog.String("webhook_retry_base", c.WebhookRetryBase.String()),
 		slog.Int("async_queue", c.AsyncQueue), slog.Int("async_workers", c.AsyncWorkers),
 	)
 }
