@@ -207,6 +207,10 @@ func (w *Worker) deliver(ctx context.Context, j assistant.DeliveryJob) {
 		// The lease runs out and the delivery is attempted again.
 		w.Logger.Warn("webhook deliveries: recording an attempt failed", "delivery", j.Delivery.ID, "err", ferr)
 	}
+	if d := r.NextAttemptAt.Sub(end); err != nil && d > 0 && d < w.Poll {
+		// A retry due before the next poll: claim then.
+		time.AfterFunc(d, w.Wake)
+	}
 	if err != nil {
 		w.Logger.Info("webhook delivery failed", "delivery", j.Delivery.ID, "endpoint", j.Endpoint.ID, "event", j.Event.ID,
 			"attempt", j.Delivery.Attempts, "status", status, "err", r.Error, "gave_up", r.NextAttemptAt.IsZero())
