@@ -181,3 +181,38 @@ func TestAsyncBurstSurvivesARestart(t *testing.T) {
 
 var _ = os.Getenv
 var _ = time.Second
+
+// TestThreeInstancesDeliverEachEventOnce: three instances on one
+// PostgreSQL schema (and one Redis) share the outbox: a burst spread over
+// them is admitted within the key's one limit, and every event is
+// attempted exactly four times (three 500s, then a success) and
+// delivered once: no two instances ever send the same delivery while all
+// are up.
+func TestThreeInstancesDeliverEachEventOnce(t *testing.T) {
+	if _, redisServer := requireScaleOut(t); redisServer == "" {
+		return
+	}
+	t.Setenv("ASSISTANT_WEBHOOK_KEY", strings.Repeat("k", 40))
+	t.Setenv("ASSISTANT_WEBHOOK_ALLOW_PRIVATE", "true")
+	t.Setenv("ASSISTANT_WEBHOOK_RETRY_BASE", "20ms")
+	c := startCluster(t, 3)
+	_, key := c.newKey(t, "burst")
+	rc := newReceiver(t, 3)
+	var ep struct{ Secret string }
+	json.Unmarshal([]byte(c.cli(t, "webhooks", "create", "--workspace", "default", "--url", rc.URL, "--json")), &ep)
+	rc.addSecret(ep.Secret)
+
+	admitted, refused := submitBurst(t, c.bases, key, 300)
+	t.Logf("admitted %d, refused %d", len(admitted), refused)
+	if len(admitted) != 60 || len(admitted)+refused != 300 {
+		t.Fatalf("admitted %d and refused %d of 300 across three instances; want the key's 60 admitted", len(admitted), refused)
+	}
+	checkTurnsDelivered(t, rc, c.bases, key, admitted, true)
+	// The key.created of the burst's key came before the endpoint existed:
+	// nothing else was delivered.
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.events) != len(admitted) {
+		t.Errorf("%d events delivered, want %d", len(rc.events), len(admitted))
+	}
+}
