@@ -89,6 +89,17 @@ func instanceID() string {
 func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *api.Server, sealer *webhook.Sealer, logger *slog.Logger, now func() time.Time) func() {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	owner := instanceID()
+	// On SQLite this process is the only one serving the file: leases
+	// still held were a killed predecessor's, so its work is due now.
+	if r, ok := db.store.(interface {
+		ReleaseLeases(context.Context) (int, error)
+	}); ok && !cfg.UsesPostgres() {
+		if n, err := r.ReleaseLeases(ctx); err != nil {
+			logger.Warn("releasing the leases of a previous run failed; they run out on their own", "err", err)
+		} else if n > 0 {
+			logger.Info("took over the deliveries and turns of a previous run", "count", n)
+		}
+	}
 	var done []chan struct{}
 	start := func(f func(context.Context)) {
 		ch := make(chan struct{})

@@ -460,3 +460,26 @@ func (s *DB) PurgeWebhooks(ctx context.Context, before time.Time) (int, error) {
 	}
 	return total, tx.Commit()
 }
+
+// ReleaseLeases ends every lease of deliveries and turns: serve calls it
+// at start, since on SQLite one process serves the file and a lease
+// still held was its predecessor's (killed mid-delivery). Its deliveries
+// and turns are due again at once instead of when the lease runs out.
+func (s *DB) ReleaseLeases(ctx context.Context) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	a, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET lease_owner = '', lease_until = NULL WHERE lease_until IS NOT NULL`)
+	if err != nil {
+		return 0, err
+	}
+	b, err := tx.ExecContext(ctx, `UPDATE async_turns SET state = 'queued', lease_owner = '', lease_until = NULL WHERE state = 'running'`)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := a.RowsAffected()
+	m, _ := b.RowsAffected()
+	return int(n + m), tx.Commit()
+}
