@@ -108,20 +108,20 @@ func (s *Server) getTurn(ctx context.Context, in *turnInput) (*turnOutput, error
 	key, _ := KeyFrom(ctx)
 	t, err := s.Async.Turn(ctx, key.Workspace, in.ID)
 	if err != nil {
-		return nil, err
+		return nil, problemFromError(ctx, s.Logger, err)
 	}
 	out := &turnOutput{Body: TurnState{ID: t.ID, State: t.State, SubmittedAt: t.SubmittedAt, CompletedAt: t.CompletedAt}}
 	if t.Response != nil {
 		var r chat.Response
 		if err := json.Unmarshal(t.Response, &r); err != nil {
-			return nil, err
+			return nil, problemFromError(ctx, s.Logger, err)
 		}
 		out.Body.Response = &r
 	}
 	if t.Problem != nil {
 		var p Problem
 		if err := json.Unmarshal(t.Problem, &p); err != nil {
-			return nil, err
+			return nil, problemFromError(ctx, s.Logger, err)
 		}
 		out.Body.Error = &p
 	}
