@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -77,4 +79,66 @@ func VerifyWebhook(secret string, header http.Header, body []byte, now time.Time
 		}
 	}
 	return nil, fmt.Errorf("%w: no signature matches", ErrWebhookSignature)
+}
+
+// WebhookKey is a key as key events describe it (never its secret).
+type WebhookKey struct {
+	ID        string     `json:"id"`
+	Workspace string     `json:"workspace"`
+	Name      string     `json:"name"`
+	CreatedAt time.Time  `json:"created_at"`
+	CreatedBy string     `json:"created_by"`
+	ExpiresAt *time.Time `json:"expires_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+// KeyEventData is the Data of key.created, key.revoked and key.rolled:
+// the key as it is after the change and, for key.rolled, its replacement.
+type KeyEventData struct {
+	Key        WebhookKey  `json:"key"`
+	ReplacedBy *WebhookKey `json:"replaced_by,omitempty"`
+}
+
+// TurnCompletedData is the Data of chat.turn.completed.
+type TurnCompletedData struct {
+	TurnID      string        `json:"turn_id"`
+	Status      string        `json:"status"` // succeeded or failed
+	KeyID       string        `json:"key_id"`
+	SubmittedAt time.Time     `json:"submitted_at"`
+	CompletedAt time.Time     `json:"completed_at"`
+	Response    *ChatResponse `json:"response,omitempty"`
+	Error       *Error        `json:"error,omitempty"`
+}
+
+// Turn is an asynchronous turn's state (GET /api/v1/chat/turns/{id}).
+type Turn struct {
+	ID          string        `json:"id"`
+	State       string        `json:"state"` // queued, running, succeeded or failed
+	SubmittedAt time.Time     `json:"submitted_at"`
+	CompletedAt *time.Time    `json:"completed_at,omitempty"`
+	Response    *ChatResponse `json:"response,omitempty"`
+	Error       *Error        `json:"error,omitempty"`
+}
+
+// ChatAsync submits a turn to run in the background (POST /api/v1/chat
+// with Prefer: respond-async) and returns it queued; poll it with Turn, or
+// receive chat.turn.completed on a webhook. It counts against the key's
+// limit; a 429 (the key's limit, or the workspace's queue full) is retried
+// as Chat's are.
+func (c *Client) ChatAsync(ctx context.Context, req ChatRequest) (*Turn, error) {
+	var out Turn
+	if err := c.call(ctx, request{method: "POST", path: "/api/v1/chat", body: req, prefer: "respond-async", retried: true}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Turn returns an asynchronous turn of the key's workspace (GET
+// /api/v1/chat/turns/{id}); a 404 *Error when there is none.
+func (c *Client) Turn(ctx context.Context, id string) (*Turn, error) {
+	var out Turn
+	if err := c.call(ctx, request{method: "GET", path: "/api/v1/chat/turns/" + url.PathEscape(id)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

@@ -235,9 +235,24 @@ func TestWebhookKeyEventsFromAdminAndCommandLine(t *testing.T) {
 	if page := get("/admin/webhooks"); !strings.Contains(page, "delivered") || !strings.Contains(page, made.ID) {
 		t.Errorf("the webhooks page lacks the endpoints or the log")
 	}
+	// A manual resend from the admin area delivers the event again, with
+	// the same id.
+	var log []struct {
+		ID      int64  `json:"id"`
+		EventID string `json:"event_id"`
+		Status  string `json:"status"`
+	}
+	json.Unmarshal([]byte(cli("webhooks", "deliveries", "--workspace", "default", "--endpoint", made.ID, "--json")), &log)
+	if len(log) == 0 || log[0].Status != "delivered" {
+		t.Fatalf("delivery log %+v", log)
+	}
+	if r := post(fmt.Sprintf("/admin/webhooks/deliveries/%d/resend", log[0].ID), nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("resend: %d", r.StatusCode)
+	}
+	waitFor(t, "the resent delivery", func() bool { rcCLI.mu.Lock(); defer rcCLI.mu.Unlock(); return rcCLI.delivered[log[0].EventID] == 2 })
 	// Every change is audited.
 	audit := get("/admin/audit")
-	for _, action := range []string{"webhook.created", "key.rolled", "key.revoked"} {
+	for _, action := range []string{"webhook.created", "webhook.resent", "key.rolled", "key.revoked"} {
 		if !strings.Contains(audit, action) {
 			t.Errorf("the audit log lacks %s", action)
 		}

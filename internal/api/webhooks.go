@@ -28,29 +28,35 @@ type WebhookKey struct {
 
 // KeyEvent is the body of key.created, key.revoked and key.rolled.
 type KeyEvent struct {
-	ID        string    `json:"id" doc:"The event id, also the webhook-id header: the same on every retry, so receivers drop duplicates by it."`
-	Type      string    `json:"type" enum:"key.created,key.revoked,key.rolled"`
-	Timestamp time.Time `json:"timestamp" doc:"When the change happened."`
-	Data      struct {
-		Key        WebhookKey  `json:"key" doc:"The key as it is after the change (for key.rolled: the old key, revoked or expiring at the end of the grace period)."`
-		ReplacedBy *WebhookKey `json:"replaced_by,omitempty" doc:"key.rolled only: the replacement."`
-	} `json:"data"`
+	ID        string       `json:"id" doc:"The event id, also the webhook-id header: the same on every retry, so receivers drop duplicates by it."`
+	Type      string       `json:"type" enum:"key.created,key.revoked,key.rolled"`
+	Timestamp time.Time    `json:"timestamp" doc:"When the change happened."`
+	Data      KeyEventData `json:"data"`
+}
+
+// KeyEventData is the data of a key event.
+type KeyEventData struct {
+	Key        WebhookKey  `json:"key" doc:"The key as it is after the change (for key.rolled: the old key, revoked or expiring at the end of the grace period)."`
+	ReplacedBy *WebhookKey `json:"replaced_by,omitempty" doc:"key.rolled only: the replacement."`
 }
 
 // TurnCompletedEvent is the body of chat.turn.completed.
 type TurnCompletedEvent struct {
-	ID        string    `json:"id" doc:"The event id, also the webhook-id header."`
-	Type      string    `json:"type" enum:"chat.turn.completed"`
-	Timestamp time.Time `json:"timestamp" doc:"When the turn completed."`
-	Data      struct {
-		TurnID      string         `json:"turn_id" doc:"The id the 202 of POST /api/v1/chat gave."`
-		Status      string         `json:"status" enum:"succeeded,failed"`
-		KeyID       string         `json:"key_id" doc:"The key that submitted the turn."`
-		SubmittedAt time.Time      `json:"submitted_at"`
-		CompletedAt time.Time      `json:"completed_at"`
-		Response    *chat.Response `json:"response,omitempty" doc:"The chat response object, as GET /api/v1/chat/turns/{id} returns it."`
-		Error       *Problem       `json:"error,omitempty" doc:"The problem document of a failed turn."`
-	} `json:"data"`
+	ID        string            `json:"id" doc:"The event id, also the webhook-id header."`
+	Type      string            `json:"type" enum:"chat.turn.completed"`
+	Timestamp time.Time         `json:"timestamp" doc:"When the turn completed."`
+	Data      TurnCompletedData `json:"data"`
+}
+
+// TurnCompletedData is the data of chat.turn.completed.
+type TurnCompletedData struct {
+	TurnID      string         `json:"turn_id" doc:"The id the 202 of POST /api/v1/chat gave."`
+	Status      string         `json:"status" enum:"succeeded,failed"`
+	KeyID       string         `json:"key_id" doc:"The key that submitted the turn."`
+	SubmittedAt time.Time      `json:"submitted_at"`
+	CompletedAt time.Time      `json:"completed_at"`
+	Response    *chat.Response `json:"response,omitempty" doc:"The chat response object, as GET /api/v1/chat/turns/{id} returns it."`
+	Error       *Problem       `json:"error,omitempty" doc:"The problem document of a failed turn."`
 }
 
 // documentWebhooks adds the webhooks section.
