@@ -212,7 +212,17 @@ func TestWebhookKeyEventsFromAdminAndCommandLine(t *testing.T) {
 		"key.created " + rolled[1], "key.rolled " + k4.ID, // admin roll with a grace period
 	}
 	for _, rc := range []*receiver{rcCLI, rcAdmin} {
-		waitFor(t, "the key events", func() bool { return contains(rc.keyEvents(), want...) })
+		deadline := time.Now().Add(90 * time.Second)
+		for !contains(rc.keyEvents(), want...) {
+			if time.Now().After(deadline) {
+				rc.mu.Lock()
+				t.Logf("bad deliveries: %v; attempts: %v", rc.bad, rc.attempts)
+				rc.mu.Unlock()
+				t.Fatalf("timed out waiting for the key events: got %q, want %q\ndelivery log:\n%s", rc.keyEvents(), want,
+					cli("webhooks", "deliveries", "--workspace", "default"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		rc.mu.Lock()
 		if len(rc.bad) > 0 {
 			t.Errorf("deliveries that did not verify: %v", rc.bad)
