@@ -286,3 +286,34 @@ func TestAsyncBurstSurvivesKill9(t *testing.T) {
 	_, base = start()
 	checkTurnsDelivered(t, rc, []string{base}, key.Key, admitted, false)
 }
+
+// TestKilledInstanceIsTakenOver: one of three instances on PostgreSQL is
+// killed with SIGKILL mid-burst, holding leases of turns and deliveries;
+// the other two take its work over when the leases run out, and no event
+// of an admitted turn is lost (at least once: the receiver may see an
+// id twice).
+func TestKilledInstanceIsTakenOver(t *testing.T) {
+	if _, redisServer := requireScaleOut(t); redisServer == "" {
+		return
+	}
+	t.Setenv("ASSISTANT_WEBHOOK_KEY", strings.Repeat("k", 40))
+	t.Setenv("ASSISTANT_WEBHOOK_ALLOW_PRIVATE", "true")
+	t.Setenv("ASSISTANT_WEBHOOK_RETRY_BASE", "200ms")
+	c := startCluster(t, 3)
+	_, key := c.newKey(t, "burst")
+	rc := newReceiver(t, 3)
+	var ep struct{ Secret string }
+	json.Unmarshal([]byte(c.cli(t, "webhooks", "create", "--workspace", "default", "--url", rc.URL, "--events", "chat.turn.completed", "--json")), &ep)
+	rc.addSecret(ep.Secret)
+
+	admitted, refused := submitBurst(t, c.bases, key, 500)
+	if len(admitted) != 60 || len(admitted)+refused != 500 {
+		t.Fatalf("admitted %d and refused %d of 500", len(admitted), refused)
+	}
+	waitFor(t, "the first attempts", func() bool { rc.mu.Lock(); defer rc.mu.Unlock(); return len(rc.attempts) > 0 })
+	c.procs[0].Process.Signal(syscall.SIGKILL)
+	rc.mu.Lock()
+	t.Logf("killed instance 1 with %d of %d events delivered", len(rc.events), len(admitted))
+	rc.mu.Unlock()
+	checkTurnsDelivered(t, rc, c.bases[1:], key, admitted, false)
+}

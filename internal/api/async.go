@@ -129,8 +129,8 @@ func (s *Server) getTurn(ctx context.Context, in *turnInput) (*turnOutput, error
 }
 
 // AsyncRunner runs asynchronous turns: Workers at a time on this
-// instance, each leased (Lease) so that a turn whose instance died runs
-// again elsewhere.
+// instance, each leased (Lease, 30 seconds by default, renewed while the
+// turn runs) so that a turn whose instance died runs again elsewhere.
 type AsyncRunner struct {
 	Server  *Server
 	Owner   string
@@ -156,7 +156,7 @@ func (a *AsyncRunner) init() {
 			a.Workers = 4
 		}
 		if a.Lease <= 0 {
-			a.Lease = 5 * time.Minute
+			a.Lease = 30 * time.Second
 		}
 		if a.Poll <= 0 {
 			a.Poll = time.Second
@@ -214,9 +214,26 @@ func (a *AsyncRunner) Run(ctx context.Context) {
 	}
 }
 
-// run runs one turn and completes it.
+// run runs one turn and completes it, renewing its lease every third of
+// the lease while it runs.
 func (a *AsyncRunner) run(ctx context.Context, t assistant.AsyncTurn) {
 	s := a.Server
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(a.Lease / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if _, err := s.Async.RenewTurn(ctx, t.ID, a.Owner, s.Now().Add(a.Lease)); err != nil {
+					s.Logger.Warn("async turns: renewing a lease failed", "turn", t.ID, "err", err)
+				}
+			}
+		}
+	}()
 	var st storedTurn
 	r := assistant.TurnResult{}
 	if err := json.Unmarshal(t.Request, &st); err != nil {

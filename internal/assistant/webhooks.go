@@ -233,6 +233,9 @@ type WebhookStore interface {
 	// ClaimTurns leases up to limit queued turns (or running ones whose
 	// lease ran out) to owner until now+lease, marking them running.
 	ClaimTurns(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]AsyncTurn, error)
+	// RenewTurn extends owner's lease of a running turn to until,
+	// reporting false when owner no longer holds it.
+	RenewTurn(ctx context.Context, id, owner string, until time.Time) (bool, error)
 	// CompleteTurn ends a turn owner holds: its state, response or
 	// problem, its citation events and its chat.turn.completed event, in
 	// one transaction; the request is removed unless r.KeepRequest. It

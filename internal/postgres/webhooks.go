@@ -291,6 +291,15 @@ func (s *DB) ClaimTurns(ctx context.Context, owner string, now time.Time, lease 
 	return collectRows(rows, func(r pgx.CollectableRow) (assistant.AsyncTurn, error) { return scanTurn(r) })
 }
 
+// RenewTurn implements assistant.WebhookStore.
+func (s *DB) RenewTurn(ctx context.Context, id, owner string, until time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE async_turns SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 AND state = 'running'`, ts(until), id, owner)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // CompleteTurn implements assistant.WebhookStore.
 func (s *DB) CompleteTurn(ctx context.Context, id, owner string, r assistant.TurnResult) (ok bool, err error) {
 	state := assistant.TurnSucceeded

@@ -387,6 +387,16 @@ func (s *DB) ClaimTurns(ctx context.Context, owner string, now time.Time, lease 
 	return out, rows.Err()
 }
 
+// RenewTurn implements assistant.WebhookStore.
+func (s *DB) RenewTurn(ctx context.Context, id, owner string, until time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE async_turns SET lease_until = ? WHERE id = ? AND lease_owner = ? AND state = 'running'`, ms(until), id, owner)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
 // CompleteTurn implements assistant.WebhookStore.
 func (s *DB) CompleteTurn(ctx context.Context, id, owner string, r assistant.TurnResult) (bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
