@@ -89,7 +89,10 @@ func TestDialTimeCheck(t *testing.T) {
 	}))
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":"):]
-	for _, u := range []string{srv.URL, "http://localhost" + port + "/hook"} {
+	// The check runs before the connection is made: private addresses
+	// are refused without a packet sent.
+	for _, u := range []string{srv.URL, "http://localhost" + port + "/hook", "https://10.0.0.1/hook", "https://10.255.0.9:8443/",
+		"http://169.254.169.254/latest/meta-data/", "https://[::1]/", "https://[::ffff:10.0.0.1]/"} {
 		_, err := webhook.NewClient(webhook.Guard{}, nil).Get(u)
 		if !errors.Is(err, webhook.ErrForbiddenAddress) {
 			t.Errorf("GET %s without AllowPrivate: %v, want ErrForbiddenAddress", u, err)
