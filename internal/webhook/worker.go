@@ -71,7 +71,7 @@ type Worker struct {
 	Now    func() time.Time
 	// Owner names this worker in leases (unique per process).
 	Owner string
-	// Optional, with defaults: Lease (1 minute: longer than an attempt),
+	// Optional, with defaults: Lease (30 seconds: longer than an attempt),
 	// PerEndpoint (4 deliveries in flight per endpoint, across workers),
 	// Concurrency (16 in flight in this worker), Poll (1 second between
 	// claims when idle), Backoff (DefaultBackoff), Rand (math/rand/v2).
@@ -92,7 +92,7 @@ func (w *Worker) init() {
 	w.once.Do(func() {
 		w.wake = make(chan struct{}, 1)
 		if w.Lease <= 0 {
-			w.Lease = time.Minute
+			w.Lease = 30 * time.Second
 		}
 		if w.PerEndpoint <= 0 {
 			w.PerEndpoint = 4
