@@ -182,6 +182,7 @@ type request struct {
 	query   url.Values
 	body    any
 	accept  string
+	prefer  string // the Prefer header, when set
 	retried bool
 }
 
@@ -281,6 +282,9 @@ func (c *Client) once(ctx context.Context, r request, payload []byte) (*http.Res
 		accept = "application/json"
 	}
 	req.Header.Set("Accept", accept)
+	if r.prefer != "" {
+		req.Header.Set("Prefer", r.prefer)
+	}
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
 	}

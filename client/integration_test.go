@@ -316,3 +316,34 @@ func TestRealRateLimit(t *testing.T) {
 		t.Errorf("waited %v for a Retry-After of %v", waits[0], e2.RetryAfter)
 	}
 }
+
+// TestRealChatAsync: a turn submitted with ChatAsync is queued, then
+// polled with Turn until it succeeds with the chat response object; an
+// unknown turn is a 404.
+func TestRealChatAsync(t *testing.T) {
+	c := strictClient(t, true)
+	ctx := testContext(t)
+	turn, err := c.ChatAsync(ctx, ChatRequest{Message: packingQuestion, Vertical: "ecommerce", Source: "client-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.State != "queued" || !strings.HasPrefix(turn.ID, "turn_") {
+		t.Fatalf("ChatAsync = %+v", turn)
+	}
+	for turn.State != "succeeded" && turn.State != "failed" {
+		if ctx.Err() != nil {
+			t.Fatalf("the turn did not complete: %+v", turn)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if turn, err = c.Turn(ctx, turn.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if turn.State != "succeeded" || turn.Response == nil || turn.Response.Response == "" || turn.CompletedAt == nil {
+		t.Fatalf("the turn ended %+v", turn)
+	}
+	_, err = c.Turn(ctx, "turn_doesnotexist")
+	if e, ok := AsError(err); !ok || e.StatusCode != 404 {
+		t.Errorf("an unknown turn: %v", err)
+	}
+}

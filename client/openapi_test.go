@@ -43,6 +43,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		}{}, "ResolveOutputBody": ResolveResponse{}, "Response": ChatResponse{}, "SearchOutputBody": SearchResponse{},
 		"SearchResult": SearchResult{}, "StatsOutputBody": KnowledgeStats{}, "TokenRef": Token{}, "TraceItem": TraceItem{},
 		"UnresolvedToken": UnresolvedToken{}, "Verdict": Verdict{}, "VerifyRequest": VerifyRequest{},
+		"TurnState": Turn{}, "KeyEvent": WebhookEvent{}, "TurnCompletedEvent": WebhookEvent{}, "KeyEventData": KeyEventData{},
+		"TurnCompletedData": TurnCompletedData{}, "WebhookKey": WebhookKey{},
 	}
 	for name, schema := range doc.Components.Schemas {
 		if strings.HasPrefix(name, "OpenAI") {

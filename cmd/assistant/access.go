@@ -16,12 +16,13 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
-// keysCommand is `assistant keys create|list|revoke` (D25).
+// keysCommand is `assistant keys create|list|revoke|roll` (D25).
 func keysCommand(ctx context.Context, e env, args []string) error {
 	return dispatch(ctx, e, "keys", []command{
 		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
 		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
 		{"revoke", "revoke a key by its 12-character id: revoke ID (a key already revoked is reported, exit 0)", keysRevoke},
+		{"roll", "replace a key by a new one printed once: roll ID [--grace 24h] (0: the old key is revoked now)", keysRoll},
 	}, args)
 }
 

@@ -30,6 +30,7 @@ func TestHelpListsOnlyTheSubcommandsFlags(t *testing.T) {
 	}
 	store := []string{"data-dir", "database-url"}
 	with := func(a []string, b ...string) []string { return append(append([]string{}, a...), b...) }
+	hooks := with(store, "workspace", "webhook-key", "webhook-allow-private")
 	cases := []struct {
 		args []string
 		want []string // flags the help lists
@@ -39,6 +40,15 @@ func TestHelpListsOnlyTheSubcommandsFlags(t *testing.T) {
 		{[]string{"keys", "create"}, with(store, "workspace", "name", "expires-in", "json")},
 		{[]string{"keys", "list"}, with(store, "workspace", "json")},
 		{[]string{"keys", "revoke"}, store},
+		{[]string{"keys", "roll"}, with(store, "grace", "json")},
+		{[]string{"webhooks", "create"}, with(hooks, "url", "events", "json")},
+		{[]string{"webhooks", "list"}, with(hooks, "json")},
+		{[]string{"webhooks", "roll-secret"}, hooks},
+		{[]string{"webhooks", "enable"}, hooks},
+		{[]string{"webhooks", "disable"}, hooks},
+		{[]string{"webhooks", "delete"}, hooks},
+		{[]string{"webhooks", "deliveries"}, with(hooks, "endpoint", "limit", "json")},
+		{[]string{"webhooks", "resend"}, hooks},
 		{[]string{"admin", "create-user"}, with(store, "workspace", "email")},
 		{[]string{"kb", "validate"}, store},
 		{[]string{"kb", "import"}, with(store, "archetype")},
@@ -54,7 +64,7 @@ func TestHelpListsOnlyTheSubcommandsFlags(t *testing.T) {
 	for _, c := range cases {
 		covered[strings.Join(c.args, " ")] = true
 	}
-	groups := map[string][]command{"kb": kbSubcommands(), "eval": evalSubcommands()}
+	groups := map[string][]command{"kb": kbSubcommands(), "eval": evalSubcommands(), "webhooks": webhooksSubcommands()}
 	for _, c := range commands() {
 		if sub, ok := groups[c.name]; ok {
 			for _, s := range sub {

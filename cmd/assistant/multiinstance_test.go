@@ -34,6 +34,7 @@ type cluster struct {
 	bin      string
 	env      []string // the shared settings
 	bases    []string // one base URL per instance
+	procs    []*exec.Cmd
 	redis    *exec.Cmd
 	redisDir string
 	redisAdr string
@@ -151,6 +152,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	// All instances start at once: migrations run under an advisory lock.
 	var wg sync.WaitGroup
 	c.bases = make([]string, n)
+	c.procs = make([]*exec.Cmd, n)
 	for i := range n {
 		cmd := exec.Command(c.bin, "serve")
 		cmd.Env = append(slices.Clone(c.env), "ASSISTANT_ADDR=127.0.0.1:0")
@@ -163,6 +165,7 @@ func startCluster(t *testing.T, n int) *cluster {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		c.procs[i] = cmd
 		t.Cleanup(func() {
 			cmd.Process.Signal(syscall.SIGTERM)
 			done := make(chan struct{})

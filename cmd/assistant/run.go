@@ -49,6 +49,7 @@ func commands() []command {
 		{"migrate", "apply pending database migrations and exit, or copy a deployment to another database (--from, --to)", migrate},
 		{"keys", "create, list and revoke API keys", keysCommand},
 		{"admin", "manage admin users of the admin area", adminCommand},
+		{"webhooks", "manage webhook endpoints and their delivery log", webhooksCommand},
 		{"kb", "validate, import or export the knowledge base", kbCommand},
 		{"eval", "score retrieval, archetype matching or claim verification on a file (D26)", evalCommand},
 		{"version", "print the version", printVersion},

@@ -26,6 +26,7 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
 	"github.com/constraintlab/assistant/internal/verify"
+	"github.com/constraintlab/assistant/internal/webhook"
 )
 
 // shutdownGrace is how long in-flight requests get to finish after SIGTERM.
@@ -78,6 +79,12 @@ func serve(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	sealer, err := webhookSealer(cfg)
+	if err != nil {
+		return err
+	}
+	webhooks := &webhook.Endpoints{Store: db, Sealer: sealer, Guard: webhook.Guard{AllowPrivate: cfg.WebhookAllowPrivate}, Now: e.now}
+
 	sessionStore, stopSessions := db.sessions()
 	defer stopSessions()
 	adminArea := &admin.Handler{
@@ -96,6 +103,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		KeyRateLimit:      cfg.ChatRateLimit,
 		Reviews:           db,
 		PlaygroundWindow:  cfg.ChatRateWindow,
+		Webhooks:          webhooks,
 	}
 	adminHandler, err := adminArea.Routes()
 	if err != nil {
@@ -128,7 +136,12 @@ func serve(ctx context.Context, e env, args []string) error {
 		Degradable:       lim.degradable(),
 		MetricsToken:     cfg.MetricsToken,
 		MetricsElsewhere: cfg.MetricsAddr != "",
+		Async:            db,
+		AsyncQueue:       cfg.AsyncQueue,
 	}
+	// The webhook worker, the runner of asynchronous turns, the purge.
+	stopBackground := startBackground(ctx, cfg, db, srv, sealer, logger, e.now)
+	defer stopBackground()
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

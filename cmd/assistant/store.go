@@ -31,6 +31,7 @@ type store interface {
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
+	assistant.WebhookStore
 	// WorkspaceExists reports whether the workspace exists.
 	WorkspaceExists(ctx context.Context, id string) (bool, error)
 	Close() error

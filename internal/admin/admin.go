@@ -36,6 +36,7 @@ import (
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/ratelimit"
+	"github.com/constraintlab/assistant/internal/webhook"
 )
 
 //go:embed templates/*.html
@@ -84,6 +85,9 @@ type Handler struct {
 	// over TLS to this process). Serve also believes trusted proxies and
 	// the configured public URL.
 	OverHTTPS func(*http.Request) bool
+	// Webhooks manages the workspace's webhook endpoints at
+	// /admin/webhooks (optional: without it the page is not offered).
+	Webhooks *webhook.Endpoints
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -185,6 +189,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("POST /admin/review", h.page(h.requireUser(h.setReview)))
 	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
+	h.addWebhookRoutes(mux)
 	mux.Handle("/admin/", h.page(func(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}))
@@ -273,7 +278,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review", "webhooks", "webhook-secret"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)

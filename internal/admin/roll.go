@@ -63,23 +63,19 @@ func (h *Handler) rollKey(w http.ResponseWriter, r *http.Request, u *sessionUser
 		exp := now.Add(old.ExpiresAt.Sub(old.CreatedAt))
 		k.ExpiresAt = &exp
 	}
-	if err := h.Store.CreateKey(ctx, k); err != nil {
+	// One transaction: the new key, the old key's end and the webhook
+	// events key.created, key.rolled (and key.revoked).
+	upd, err := h.Store.RollKey(ctx, u.Workspace, old.ID, k, now.Add(grace))
+	if err != nil {
 		return err
 	}
 	h.audit(r, u.Workspace, u.Email, "key.created", id, k.Name+" (replaces "+old.ID+")")
 	h.Keys.Forget(id)
 	var detail string
 	if grace == 0 {
-		if _, err := h.Store.RevokeKey(ctx, u.Workspace, old.ID, now); err != nil {
-			return err
-		}
 		h.audit(r, u.Workspace, u.Email, "key.revoked", old.ID, old.Name+" (rolled)")
 		detail = "revoked now"
 	} else {
-		upd, err := h.Store.ExpireKeyBy(ctx, u.Workspace, old.ID, now.Add(grace))
-		if err != nil {
-			return err
-		}
 		detail = "expires " + upd.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")
 	}
 	h.Keys.Announce(ctx, old.ID) // revoked, or expiring sooner: on every instance

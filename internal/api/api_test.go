@@ -78,6 +78,7 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 		Access: db, Keys: access.NewVerifier(db, clk.Now, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		Chat: newChatService(t, db, dg, clk.Now), Verifier: verify.New(), ChatLimiter: ratelimit.NewSlidingWindow(60, time.Minute, clk.Now), ChatRateLimit: 60,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		Async:          db,
 	}
 	h, routes := srv.HandlerAndRoutes()
 	return &fixture{srv: srv, h: h, routes: routes, db: db, clock: clk, limiter: lim}

@@ -34,6 +34,7 @@ type chatRequest struct {
 
 type chatInput struct {
 	Accept string `header:"Accept" doc:"text/event-stream streams the turn as server-sent events (D9); anything else gets JSON."`
+	Prefer string `header:"Prefer" doc:"respond-async submits the turn to run in the background: the answer is 202 with the turn's id and a Location to poll (GET /api/v1/chat/turns/{id}), and the chat.turn.completed webhook event carries the result."`
 	Body   chatRequest
 }
 
@@ -66,6 +67,9 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 	req, err := s.prepareTurn(ctx, in.Body)
 	if err != nil {
 		return nil, s.chatProblem(ctx, err)
+	}
+	if s.Async != nil && prefersAsync(in.Prefer) {
+		return s.submitAsync(ctx, req)
 	}
 
 	if !wantsStream(in.Accept) {

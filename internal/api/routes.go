@@ -183,6 +183,9 @@ func (s *Server) handler() (http.Handler, []string) {
 		},
 	}}
 	if s.Chat != nil {
+		if s.Async != nil {
+			registerAsync(v1API, &chatOp, authenticated, s.getTurn)
+		}
 		huma.Register(v1API, chatOp, s.chatTurn)
 	}
 	if s.Verifier != nil {
@@ -208,6 +211,9 @@ func (s *Server) handler() (http.Handler, []string) {
 	if s.Chat != nil {
 		s.registerOpenAI(humago.New(openai, config), authenticated)
 	}
+
+	// The webhook events (webhooks.go).
+	documentWebhooks(api)
 
 	// The OpenAPI document describes itself too, so every /api/ route is in it.
 	api.OpenAPI().AddOperation(&huma.Operation{

@@ -79,6 +79,14 @@ type Server struct {
 	// without (Redis: limits fall back to per-instance ones), by name:
 	// /readyz reports each as "ok" or "degraded" and stays 200 for them.
 	Degradable map[string]assistant.Pinger
+	// Async, optional, keeps asynchronous turns (Prefer: respond-async,
+	// async.go): without it the header is ignored and turns are answered
+	// at once. AsyncQueue bounds a workspace's waiting and running turns
+	// (0: DefaultAsyncQueue); AsyncWake, optional, tells the runner that
+	// a turn was submitted.
+	Async      assistant.WebhookStore
+	AsyncQueue int
+	AsyncWake  func()
 
 	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
 	// authPenalty, when set, replaces authPenalty (a negative one is none).

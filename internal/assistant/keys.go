@@ -95,7 +95,8 @@ type AccessStore interface {
 	// EnsureWorkspace creates the workspace if it does not exist.
 	EnsureWorkspace(ctx context.Context, id string) error
 
-	// CreateKey stores a new key; its workspace must exist.
+	// CreateKey stores a new key; its workspace must exist. It writes the
+	// webhook event key.created in the same transaction.
 	CreateKey(ctx context.Context, k APIKey) error
 	// KeyByID returns the key with that id (ENotFound if none).
 	KeyByID(ctx context.Context, id string) (APIKey, error)
@@ -103,11 +104,20 @@ type AccessStore interface {
 	ListKeys(ctx context.Context, workspace string) ([]APIKey, error)
 	// RevokeKey marks the key revoked at `at`. With a non-empty workspace,
 	// a key of another workspace is ENotFound. Revoking twice keeps the
-	// first time.
+	// first time. The first revocation writes the webhook event
+	// key.revoked in the same transaction.
 	RevokeKey(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
 	// ExpireKeyBy makes the key expire at `at` at the latest (an earlier
 	// expiry stays). A key of another workspace is ENotFound.
 	ExpireKeyBy(ctx context.Context, workspace, id string, at time.Time) (APIKey, error)
+	// RollKey replaces the active key oldID of the workspace by newKey in
+	// one transaction: newKey is stored, and the old key is revoked at
+	// newKey.CreatedAt when oldEnds is not after it, or else expires at
+	// oldEnds at the latest. It writes the webhook events key.created,
+	// key.rolled and, when it revokes, key.revoked (WebhookStore). It
+	// returns the old key as it is afterwards: ENotFound for a key of
+	// another workspace, EConflict for one that is not active.
+	RollKey(ctx context.Context, workspace, oldID string, newKey APIKey, oldEnds time.Time) (APIKey, error)
 	// RevokedSince returns the ids of keys revoked at or after since.
 	RevokedSince(ctx context.Context, since time.Time) ([]string, error)
 	// TouchKeys records last-used times in one write.

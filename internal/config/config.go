@@ -47,6 +47,18 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile, both or neither, make serve terminate
 	// TLS itself.
 	TLSCertFile, TLSKeyFile string
+	// WebhookKey seals webhook signing secrets at rest ("" on SQLite: a
+	// key file in DataDir; on PostgreSQL webhooks then stay off).
+	WebhookKey string
+	// WebhookAllowPrivate admits webhook URLs on loopback, private and
+	// link-local addresses, and http (tests, private networks).
+	WebhookAllowPrivate bool
+	// WebhookRetryBase is the delay before a failed delivery's first
+	// retry; later ones double it (up to an hour).
+	WebhookRetryBase time.Duration
+	// AsyncQueue bounds a workspace's asynchronous turns waiting or
+	// running; AsyncWorkers is how many this instance runs at once.
+	AsyncQueue, AsyncWorkers int
 }
 
 // Setting describes one configuration setting: its environment variable,
@@ -112,6 +124,47 @@ var Settings = []Setting{
 		apply: func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
 	{Env: "ASSISTANT_TLS_KEY_FILE", Flag: "tls-key-file", Default: "", Help: "PEM private key file of ASSISTANT_TLS_CERT_FILE",
 		apply: func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
+	{Env: "ASSISTANT_WEBHOOK_KEY", Flag: "webhook-key", Default: "", Secret: true, Help: "at least 32 characters (e.g. openssl rand -base64 32) that encrypt webhook signing secrets at rest; unset on SQLite: a key file webhook.key in the data dir; unset on PostgreSQL: webhooks are off",
+		apply: func(c *Config, v string) error {
+			if v != "" && len(v) < 32 {
+				return errors.New("must be at least 32 characters (e.g. openssl rand -base64 32)")
+			}
+			c.WebhookKey = v
+			return nil
+		}},
+	{Env: "ASSISTANT_WEBHOOK_ALLOW_PRIVATE", Flag: "webhook-allow-private", Default: "false", Help: "true admits webhook URLs on loopback, private and link-local addresses and plain http (tests, private networks); false refuses them at creation and at connect time",
+		apply: func(c *Config, v string) (err error) { c.WebhookAllowPrivate, err = parseBool(v); return err }},
+	{Env: "ASSISTANT_WEBHOOK_RETRY_BASE", Flag: "webhook-retry-base", Default: "5s", Help: "delay before a failed webhook delivery is retried (10ms to 1m); each retry doubles it up to an hour, with jitter, for up to 3 days",
+		apply: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 10*time.Millisecond || d > time.Minute {
+				return fmt.Errorf("%q is not a duration from 10ms to 1m", v)
+			}
+			c.WebhookRetryBase = d
+			return nil
+		}},
+	{Env: "ASSISTANT_ASYNC_QUEUE", Flag: "async-queue", Default: "100", Help: "asynchronous chat turns (Prefer: respond-async) a workspace may have waiting or running; past it 429",
+		apply: func(c *Config, v string) (err error) { c.AsyncQueue, err = parsePositive(v); return err }},
+	{Env: "ASSISTANT_ASYNC_WORKERS", Flag: "async-workers", Default: "4", Help: "asynchronous chat turns this instance runs at once",
+		apply: func(c *Config, v string) (err error) { c.AsyncWorkers, err = parsePositive(v); return err }},
+}
+
+func parseBool(v string) (bool, error) {
+	switch v {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
+}
+
+func parsePositive(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1_000_000 {
+		return 0, fmt.Errorf("%q is not a whole number from 1 to 1000000", v)
+	}
+	return n, nil
 }
 
 // parsePublicURL accepts an absolute http or https URL with a host and no
@@ -305,6 +358,9 @@ func (c *Config) String() string {
 		"ASSISTANT_PROFILE_ADDR": c.ProfileAddr, "ASSISTANT_PUBLIC_URL": c.PublicURL,
 		"ASSISTANT_METRICS_ADDR": c.MetricsAddr, "ASSISTANT_METRICS_TOKEN": mask(c.MetricsToken),
 		"ASSISTANT_TLS_CERT_FILE": c.TLSCertFile, "ASSISTANT_TLS_KEY_FILE": c.TLSKeyFile,
+		"ASSISTANT_WEBHOOK_KEY": mask(c.WebhookKey), "ASSISTANT_WEBHOOK_ALLOW_PRIVATE": strconv.FormatBool(c.WebhookAllowPrivate),
+		"ASSISTANT_WEBHOOK_RETRY_BASE": c.WebhookRetryBase.String(),
+		"ASSISTANT_ASYNC_QUEUE":        strconv.Itoa(c.AsyncQueue), "ASSISTANT_ASYNC_WORKERS": strconv.Itoa(c.AsyncWorkers),
 	}
 	for _, s := range Settings {
 		fmt.Fprintf(&b, "%s=%s\n", s.Env, values[s.Env])
@@ -324,6 +380,9 @@ func (c *Config) LogValue() slog.Value {
 		slog.String("profile_addr", c.ProfileAddr), slog.String("public_url", c.PublicURL),
 		slog.String("metrics_addr", c.MetricsAddr), slog.String("metrics_token", mask(c.MetricsToken)),
 		slog.String("tls_cert_file", c.TLSCertFile), slog.String("tls_key_file", c.TLSKeyFile),
+		slog.Bool("webhook_key_set", c.WebhookKey != ""), slog.Bool("webhook_allow_private", c.WebhookAllowPrivate),
+		slog.String("webhook_retry_base", c.WebhookRetryBase.String()),
+		slog.Int("async_queue", c.AsyncQueue), slog.Int("async_workers", c.AsyncWorkers),
 	)
 }
 

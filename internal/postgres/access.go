@@ -52,7 +52,17 @@ const insertKey = `INSERT INTO api_keys (` + keyColumns + `) VALUES ($1, $2, $3,
 
 // CreateKey implements assistant.AccessStore.
 func (s *DB) CreateKey(ctx context.Context, k assistant.APIKey) error {
-	_, err := s.pool.Exec(ctx, insertKey, keyArgs(k)...)
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := createKey(ctx, tx, k); err != nil {
+			return err
+		}
+		_, err := enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyCreated, k, k.CreatedAt, nil))
+		return err
+	})
+}
+
+func createKey(ctx context.Context, tx pgx.Tx, k assistant.APIKey) error {
+	_, err := tx.Exec(ctx, insertKey, keyArgs(k)...)
 	switch pgCode(err) {
 	case foreignKeyViolation:
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", k.Workspace)
@@ -86,9 +96,67 @@ func (s *DB) ListKeys(ctx context.Context, workspace string) ([]assistant.APIKey
 }
 
 // RevokeKey implements assistant.AccessStore.
-func (s *DB) RevokeKey(ctx context.Context, workspace, id string, at time.Time) (assistant.APIKey, error) {
-	return s.oneKey(ctx, id, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1)
-		WHERE id = $2 AND ($3 = '' OR workspace = $3) RETURNING `+keyColumns, ts(at), id, workspace)
+func (s *DB) RevokeKey(ctx context.Context, workspace, id string, at time.Time) (k assistant.APIKey, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		k, err = revokeKey(ctx, tx, workspace, id, at)
+		return err
+	})
+	return k, err
+}
+
+// revokeKey revokes a key in tx, writing key.revoked when it was not
+// revoked yet (the row lock orders concurrent revocations).
+func revokeKey(ctx context.Context, tx pgx.Tx, workspace, id string, at time.Time) (assistant.APIKey, error) {
+	k, err := scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 AND ($2 = '' OR workspace = $2) FOR UPDATE`, id, workspace))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return assistant.APIKey{}, assistant.Errorf(assistant.ENotFound, "no key with id %s", id)
+	}
+	if err != nil || k.RevokedAt != nil {
+		return k, err
+	}
+	at = ts(at)
+	if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE id = $2`, at, id); err != nil {
+		return k, err
+	}
+	k.RevokedAt = &at
+	_, err = enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyRevoked, k, at, nil))
+	return k, err
+}
+
+// RollKey implements assistant.AccessStore.
+func (s *DB) RollKey(ctx context.Context, workspace, oldID string, newKey assistant.APIKey, oldEnds time.Time) (old assistant.APIKey, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		old, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 AND workspace = $2 FOR UPDATE`, oldID, workspace))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return assistant.Errorf(assistant.ENotFound, "no key with id %s", oldID)
+		}
+		if err != nil {
+			return err
+		}
+		now := newKey.CreatedAt
+		if old.Status(now) != "active" {
+			return assistant.Errorf(assistant.EConflict, "key %s is not active", oldID)
+		}
+		if err := createKey(ctx, tx, newKey); err != nil {
+			return err
+		}
+		if _, err := enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyCreated, newKey, now, nil)); err != nil {
+			return err
+		}
+		if !oldEnds.After(now) {
+			old, err = revokeKey(ctx, tx, workspace, oldID, now)
+		} else {
+			old, err = scanKey(tx.QueryRow(ctx, `UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, $1), $1)
+				WHERE id = $2 RETURNING `+keyColumns, ts(oldEnds), oldID))
+		}
+		if err != nil {
+			return err
+		}
+		ev := assistant.NewKeyEvent(assistant.EventKeyRolled, old, now, map[string]any{"replaced_by": assistant.KeyEventData(newKey)})
+		_, err = enqueueEvent(ctx, tx, ev)
+		return err
+	})
+	return old, err
 }
 
 // ExpireKeyBy implements assistant.AccessStore.

@@ -51,8 +51,8 @@ func (s *DB) WorkspaceExists(ctx context.Context, id string) (bool, error) {
 
 const keyColumns = `id, workspace, name, hash, created_at, created_by, expires_at, revoked_at, last_used_at, rate_limit`
 
-// insertKey inserts a key with keyArgs.
-const insertKey = `INSERT INTO api_keys (` + keyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+// insertKeySQL inserts a key with keyArgs.
+const insertKeySQL = `INSERT INTO api_keys (` + keyColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func keyArgs(k assistant.APIKey) []any {
 	return []any{k.ID, k.Workspace, k.Name, k.Hash[:], ms(k.CreatedAt), k.CreatedBy, nullMS(k.ExpiresAt), nullMS(k.RevokedAt), nullMS(k.LastUsedAt), k.RateLimit}
@@ -74,7 +74,22 @@ func scanKey(sc interface{ Scan(...any) error }) (assistant.APIKey, error) {
 
 // CreateKey implements assistant.AccessStore.
 func (s *DB) CreateKey(ctx context.Context, k assistant.APIKey) error {
-	_, err := s.db.ExecContext(ctx, insertKey, keyArgs(k)...)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := insertKey(ctx, tx, k); err != nil {
+		return err
+	}
+	if _, err := enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyCreated, k, k.CreatedAt, nil)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func insertKey(ctx context.Context, tx execer, k assistant.APIKey) error {
+	_, err := tx.ExecContext(ctx, insertKeySQL, keyArgs(k)...)
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", k.Workspace)
 	}
@@ -113,20 +128,78 @@ func (s *DB) ListKeys(ctx context.Context, workspace string) ([]assistant.APIKey
 
 // RevokeKey implements assistant.AccessStore.
 func (s *DB) RevokeKey(ctx context.Context, workspace, id string, at time.Time) (assistant.APIKey, error) {
-	q := `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`
-	args := []any{ms(at), id}
-	if workspace != "" {
-		q += ` AND workspace = ?`
-		args = append(args, workspace)
-	}
-	res, err := s.db.ExecContext(ctx, q, args...)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return assistant.APIKey{}, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	defer tx.Rollback()
+	k, err := revokeKey(ctx, tx, workspace, id, at)
+	if err != nil {
+		return k, err
+	}
+	return k, tx.Commit()
+}
+
+// revokeKey revokes a key in tx, writing key.revoked when it was not
+// revoked yet.
+func revokeKey(ctx context.Context, tx txQueryer, workspace, id string, at time.Time) (assistant.APIKey, error) {
+	k, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && workspace != "" && k.Workspace != workspace) {
 		return assistant.APIKey{}, assistant.Errorf(assistant.ENotFound, "no key with id %s", id)
 	}
-	return s.KeyByID(ctx, id)
+	if err != nil || k.RevokedAt != nil {
+		return k, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ?`, ms(at), id); err != nil {
+		return k, err
+	}
+	at = fromMS(ms(at))
+	k.RevokedAt = &at
+	_, err = enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyRevoked, k, at, nil))
+	return k, err
+}
+
+// RollKey implements assistant.AccessStore.
+func (s *DB) RollKey(ctx context.Context, workspace, oldID string, newKey assistant.APIKey, oldEnds time.Time) (assistant.APIKey, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return assistant.APIKey{}, err
+	}
+	defer tx.Rollback()
+	old, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND workspace = ?`, oldID, workspace))
+	if errors.Is(err, sql.ErrNoRows) {
+		return old, assistant.Errorf(assistant.ENotFound, "no key with id %s", oldID)
+	}
+	if err != nil {
+		return old, err
+	}
+	now := newKey.CreatedAt
+	if old.Status(now) != "active" {
+		return old, assistant.Errorf(assistant.EConflict, "key %s is not active", oldID)
+	}
+	if err := insertKey(ctx, tx, newKey); err != nil {
+		return old, err
+	}
+	if _, err := enqueueEvent(ctx, tx, assistant.NewKeyEvent(assistant.EventKeyCreated, newKey, now, nil)); err != nil {
+		return old, err
+	}
+	if !oldEnds.After(now) {
+		if old, err = revokeKey(ctx, tx, workspace, oldID, now); err != nil {
+			return old, err
+		}
+	} else {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET expires_at = MIN(COALESCE(expires_at, ?), ?) WHERE id = ?`, ms(oldEnds), ms(oldEnds), oldID); err != nil {
+			return old, err
+		}
+		if old, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, oldID)); err != nil {
+			return old, err
+		}
+	}
+	ev := assistant.NewKeyEvent(assistant.EventKeyRolled, old, now, map[string]any{"replaced_by": assistant.KeyEventData(newKey)})
+	if _, err := enqueueEvent(ctx, tx, ev); err != nil {
+		return old, err
+	}
+	return old, tx.Commit()
 }
 
 // ExpireKeyBy implements assistant.AccessStore.

@@ -165,7 +165,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		return written, fmt.Errorf("reading keys: %w", err)
 	}
 	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, insertKey, keyArgs(k)...); err != nil {
+		if _, err := tx.ExecContext(ctx, insertKeySQL, keyArgs(k)...); err != nil {
 			return written, err
 		}
 		written.Keys++

@@ -27,6 +27,7 @@ type Store interface {
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
+	assistant.WebhookStore
 	WorkspaceExists(ctx context.Context, id string) (bool, error)
 }
 
@@ -63,6 +64,10 @@ func Run(t *testing.T, open Opener) {
 		{"RecordTurn", testRecordTurn},
 		{"SetupToken", testSetupToken},
 		{"ReviewSetting", testReviewSetting},
+		{"Webhooks/Endpoints", testWebhookEndpoints},
+		{"Webhooks/KeyEvents", testKeyEvents},
+		{"Webhooks/DeliveryClaims", testDeliveryClaims},
+		{"Webhooks/AsyncTurns", testAsyncTurns},
 		{"Transfer/CopiesEverything", testTransfer},
 		{"Transfer/RefusesATargetWithData", testTransferRefuses},
 		{"Transfer/FailureChangesNothing", testTransferFailure},

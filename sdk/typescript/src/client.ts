@@ -16,6 +16,7 @@ import type {
   SearchParams,
   SearchResponse,
   Token,
+  Turn,
   VerifyRequest,
 } from "./types.js";
 
@@ -86,6 +87,7 @@ interface Request {
   query?: URLSearchParams;
   body?: unknown;
   accept?: string;
+  prefer?: string;
   retried?: boolean;
 }
 
@@ -149,6 +151,21 @@ export class AssistantClient {
    */
   async chat(req: ChatRequest, opts: CallOptions = {}): Promise<ChatResponse> {
     return this.#call({ method: "POST", path: "/api/v1/chat", body: req, retried: true }, opts);
+  }
+
+  /**
+   * Submits a turn to run in the background (POST /api/v1/chat with
+   * Prefer: respond-async) and returns it queued; poll it with turn(), or
+   * receive chat.turn.completed on a webhook (docs/webhooks.md). It counts
+   * against the key's limit; a 429 is retried as chat's are.
+   */
+  async chatAsync(req: ChatRequest, opts: CallOptions = {}): Promise<Turn> {
+    return this.#call({ method: "POST", path: "/api/v1/chat", body: req, prefer: "respond-async", retried: true }, opts);
+  }
+
+  /** An asynchronous turn of the key's workspace (GET /api/v1/chat/turns/{id}); a 404 AssistantError when there is none. */
+  async turn(id: string, opts: CallOptions = {}): Promise<Turn> {
+    return this.#call({ method: "GET", path: "/api/v1/chat/turns/" + encodeURIComponent(id) }, opts);
   }
 
   /**
@@ -307,6 +324,7 @@ export class AssistantClient {
     if (qs) url += "?" + qs;
     const headers: Record<string, string> = { ...this.#headers, Accept: r.accept ?? "application/json" };
     if (payload !== undefined) headers["Content-Type"] = "application/json";
+    if (r.prefer) headers["Prefer"] = r.prefer;
     if (this.#apiKey) headers["Authorization"] = `Bearer ${this.#apiKey}`;
     const f = this.#fetch ?? globalThis.fetch;
     if (typeof f !== "function") throw new TypeError("assistant: no fetch: pass one in the options");

@@ -4,4 +4,5 @@ export * from "./client.js";
 export * from "./errors.js";
 export * from "./stream.js";
 export * from "./tokens.js";
+export * from "./webhook.js";
 export type * from "./types.js";

@@ -293,3 +293,15 @@ export interface CatalogItem {
   name: string;
   description: string;
 }
+
+/** An asynchronous turn's state (GET /api/v1/chat/turns/{id}). */
+export interface Turn {
+  id: string;
+  state: "queued" | "running" | "succeeded" | "failed";
+  submitted_at: string;
+  completed_at?: string;
+  /** The chat response object, once the turn succeeded. */
+  response?: ChatResponse;
+  /** The problem document of a failed turn. */
+  error?: { type: string; title: string; status: number; detail: string; request_id?: string };
+}

@@ -334,3 +334,23 @@ describe("chatStream", () => {
     assert.match(String(error), /expected an event stream/);
   });
 });
+
+describe("asynchronous turns", () => {
+  test("chatAsync sends Prefer: respond-async and returns the queued turn; turn polls it", async () => {
+    script(
+      json({ id: "turn_1", state: "queued", submitted_at: "2026-11-26T15:04:05Z" }),
+      json({ id: "turn_1", state: "succeeded", submitted_at: "2026-11-26T15:04:05Z", response: { response: "done" } }),
+    );
+    const { c } = client();
+    const queued = await c.chatAsync({ message: "hi" });
+    assert.equal(queued.state, "queued");
+    assert.equal(seen[0].headers["prefer"], "respond-async");
+    assert.equal(seen[0].url, "/api/v1/chat");
+    const done = await c.turn("turn_1");
+    assert.equal(done.state, "succeeded");
+    assert.equal(done.response?.response, "done");
+    assert.equal(seen[1].method, "GET");
+    assert.equal(seen[1].url, "/api/v1/chat/turns/turn_1");
+    assert.equal(seen[1].headers["prefer"], undefined);
+  });
+});
