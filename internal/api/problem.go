@@ -158,10 +158,13 @@ var installHumaErrors sync.Once
 
 // useProblemErrors makes huma build its errors (validation, parsing, body
 // size) as our Problem: 400 instead of 422 for validation (D1), with the
-// request id. huma keeps this hook in package variables, so it is set once
+// request id; and arrays that are not nullable. huma keeps these in package variables, so they are set once
 // per process; the function it installs holds no state.
 func useProblemErrors() {
 	installHumaErrors.Do(func() {
+		// An array is never sent as null, and null is not an array: a
+		// request with {"tokens": null} is 400.
+		huma.DefaultArrayNullable = false
 		build := func(ctx context.Context, status int, msg string, errs ...error) huma.StatusError {
 			if status == http.StatusUnprocessableEntity {
 				status = http.StatusBadRequest

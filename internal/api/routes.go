@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
@@ -30,7 +31,9 @@ const humaBodyLimit = maxBodyBytes + 1
 
 // routeMux is a ServeMux that remembers the patterns registered on it, so
 // tests can hold the OpenAPI document against what is really served.
-// A pattern in wrap has its handler wrapped by the function given.
+// A pattern in wrap has its handler wrapped by the function given; the
+// API's POST operations read their bodies as JSON whatever the
+// Content-Type (jsonBodies).
 type routeMux struct {
 	*http.ServeMux
 	patterns []string
@@ -41,6 +44,9 @@ func (m *routeMux) Handle(pattern string, h http.Handler) {
 	m.patterns = append(m.patterns, pattern)
 	if wrap := m.wrap[pattern]; wrap != nil {
 		h = wrap(h)
+	}
+	if strings.HasPrefix(pattern, http.MethodPost+" /api/") {
+		h = jsonBodies(h)
 	}
 	m.ServeMux.Handle(pattern, h)
 }
@@ -180,6 +186,7 @@ func (s *Server) handler() (http.Handler, []string) {
 			Content:     map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject}}},
 		}},
 	})
+	refineOpenAPI(api.OpenAPI())
 	spec, err := json.Marshal(api.OpenAPI())
 	if err != nil {
 		panic(err) // the document is built from static declarations
@@ -233,7 +240,9 @@ func (s *Server) newAPI(mux humago.Mux) huma.API {
 		"the knowledge base; and a description of the key itself. Without authentication, the public knowledge endpoints: " +
 		"counts, hover-card resolution of citation tokens, search, the catalog of verticals and constraint archetypes, " +
 		"the preview of an archetype's citations, and the citation leaderboard. " +
-		"Errors are RFC 9457 problem documents (application/problem+json); invalid input is 400, never 422."
+		"Errors are RFC 9457 problem documents (application/problem+json); invalid input is 400, never 422. " +
+		"Request bodies are read as JSON whatever their Content-Type says (fetch's default text/plain included): a body that is not JSON is 400, and 415 is never answered. " +
+		"Arrays are never null, and null is not accepted where an array is expected."
 	// A relative server: the paths are absolute, and "/" resolves against
 	// wherever the document was fetched from, so one document serves every
 	// deployment (behind a proxy, the service must be mounted at the root).
