@@ -60,7 +60,7 @@ func ptr[T any](v T) *T { return &v }
 // event's data (the media type's x-events; an event without a name is
 // "message"). The contract test validates every event against it.
 var streamEvents = map[string]map[string]string{
-	"chat": {"hop": "TraceItem", "delta": "ChatStreamDelta", "final": "Response", "error": "Problem"},
+	"chat":                  {"hop": "TraceItem", "delta": "ChatStreamDelta", "final": "Response", "error": "Problem"},
 	"openaiChatCompletions": {"message": "OpenAIChunk"},
 }
 
