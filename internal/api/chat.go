@@ -222,4 +222,4 @@ func keyRateLimit(lim assistant.Limiter, limit int, window time.Duration, logger
 // OpenAI-compatible facade share chat's budget and policy name (D22): one
 // window per key for all (MCP's tool calls count in it too, mcp.go).
 var limitedPaths = map[string]bool{"/api/v1/chat": true, "/api/v1/verify": true,
-	openAIPrefix + "/chat/completions": true}
+	openAIPrefix + "/chat/completions": true, openAIPrefix + "/responses": true}

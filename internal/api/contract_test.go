@@ -324,6 +324,16 @@ func TestContract(t *testing.T) {
 		strings.Replace(completion, `"model"`, `"stream":true,"model"`, 1), auth...)
 	do("POST /api/v1/openai/chat/completions", "/api/v1/openai/chat/completions", `{"model":"assistant-operator","messages":[]}`, auth...)
 	do("POST /api/v1/openai/chat/completions", "/api/v1/openai/chat/completions", completion)
+	do("POST /api/v1/openai/chat/completions", "/api/v1/openai/chat/completions",
+		strings.Replace(completion, `"model"`, `"stream":true,"stream_options":{"include_usage":true},"model"`, 1), auth...)
+	do("POST /api/v1/openai/chat/completions", "/api/v1/openai/chat/completions",
+		strings.Replace(completion, `"model"`, `"response_format":{"type":"json_object"},"model"`, 1), auth...)
+	responses := `{"model":"assistant-operator","instructions":"Be brief","input":[{"role":"user","content":"Orders ship late"},{"role":"assistant","content":[{"type":"output_text","text":"Where is the queue?"}]},{"role":"user","content":[{"type":"input_text","text":"Packing cannot keep up"}]}]}`
+	do("POST /api/v1/openai/responses", "/api/v1/openai/responses", responses, auth...)
+	do("POST /api/v1/openai/responses", "/api/v1/openai/responses", `{"model":"assistant-support","input":"Our support queue doubled","stream":true}`, auth...)
+	do("POST /api/v1/openai/responses", "/api/v1/openai/responses", `{"model":"assistant-support","input":"x","previous_response_id":"resp_1"}`, auth...)
+	do("POST /api/v1/openai/responses", "/api/v1/openai/responses", `{"model":"gpt-4o","input":"x"}`, auth...)
+	do("POST /api/v1/openai/responses", "/api/v1/openai/responses", `{"model":"assistant-support","input":"x"}`)
 
 	// Past the key's limit: 429 with its headers.
 	lim := f.newKey(t, "ws_contract_limit")

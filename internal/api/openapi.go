@@ -62,6 +62,18 @@ func ptr[T any](v T) *T { return &v }
 var streamEvents = map[string]map[string]string{
 	"chat":                  {"hop": "TraceItem", "delta": "ChatStreamDelta", "final": "Response", "error": "Problem"},
 	"openaiChatCompletions": {"message": "OpenAIChunk"},
+	"openaiResponses": {"response.created": "ResponsesEvent", "response.in_progress": "ResponsesEvent", "response.output_item.added": "ResponsesEvent",
+		"response.content_part.added": "ResponsesEvent", "response.output_text.delta": "ResponsesEvent", "response.output_text.done": "ResponsesEvent",
+		"response.content_part.done": "ResponsesEvent", "response.output_item.done": "ResponsesEvent", "response.completed": "ResponsesEvent", "error": "ResponsesEvent"},
+}
+
+// nullableObjects are the properties, by schema, whose object is sent as
+// null: a verdict's evidence when no passage decided it; a response's
+// usage and extension while it is in progress, and its error unless it
+// failed.
+var nullableObjects = map[string][]string{
+	"Verdict":         {"evidence"},
+	"ResponsesObject": {"error", "usage", "x_assistant"},
 }
 
 // refineOpenAPI completes the document (see above).
@@ -79,12 +91,19 @@ func refineOpenAPI(doc *huma.OpenAPI) {
 		doc.Components.Headers[name] = h
 	}
 
-	// A verdict's evidence is null when no passage decided it; huma
-	// cannot mark a referenced object nullable.
-	if v := doc.Components.Schemas.Map()["Verdict"]; v != nil {
-		if e := v.Properties["evidence"]; e != nil && e.Ref != "" {
-			v.Properties["evidence"] = &huma.Schema{Description: e.Description,
-				AnyOf: []*huma.Schema{{Ref: e.Ref}, {Type: "null"}}}
+	// Objects sent as null (huma cannot mark a referenced object
+	// nullable): anyOf the object and null.
+	for name, props := range nullableObjects {
+		schema := reg.Map()[name]
+		if schema == nil {
+			panic("refineOpenAPI: no schema " + name)
+		}
+		for _, prop := range props {
+			e := schema.Properties[prop]
+			if e == nil || e.Ref == "" {
+				panic("refineOpenAPI: " + name + "." + prop + " is not a referenced object")
+			}
+			schema.Properties[prop] = &huma.Schema{Description: e.Description, AnyOf: []*huma.Schema{{Ref: e.Ref}, {Type: "null"}}}
 		}
 	}
 
