@@ -32,7 +32,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	mirror := map[string]any{
-		"CatalogItem": CatalogItem{}, "CatalogOutputBody": Catalog{}, "ChatRequest": ChatRequest{},
+		"CatalogItem": CatalogItem{}, "CatalogOutputBody": Catalog{}, "ChatRequest": ChatRequest{}, "ChatStreamDelta": DeltaEvent{},
 		"CardApplication": CardApplication{}, "Confidence": Confidence{}, "EntityCard": EntityCard{}, "ErrorDetail": ErrorDetail{}, "Evidence": Evidence{},
 		"FrameworkApplication": FrameworkApplication{}, "HistoryItem": HistoryItem{}, "KeyOutputBody": KeyInfo{},
 		"LeaderboardEntry": LeaderboardEntry{}, "LeaderboardOutputBody": Leaderboard{},

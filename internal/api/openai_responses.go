@@ -21,42 +21,42 @@ import (
 // completions'. The service keeps no conversation state: previous_response_id
 // is refused, and the conversation is sent in input.
 
-type responsesRequest struct {
-	Model        string         `json:"model" example:"assistant-operator" doc:"The persona: assistant-operator, assistant-customer, assistant-support or assistant-success. Any other is 404 model_not_found."`
-	Input        responsesInput `json:"input" doc:"The user's message as a string, or the conversation as an array of messages ({role, content}, content a string or input_text/output_text parts), oldest first; the last user or assistant message must be the user's."`
-	Instructions *string        `json:"instructions,omitempty" doc:"Accepted and ignored, like system messages: the persona sets the assistant's instructions."`
-	Stream       bool           `json:"stream,omitempty" doc:"true: server-sent events of the Responses API (response.created ... response.completed)."`
-	PreviousID   *string        `json:"previous_response_id,omitempty" doc:"Refused (400): the service keeps no conversation state; send the earlier turns in input."`
-	Conversation any            `json:"conversation,omitempty" doc:"Refused (400), as previous_response_id."`
-	Text         *responsesText `json:"text,omitempty" doc:"Only format {type: text}; json_object and json_schema are refused (400, param text.format)."`
-	Tools        any            `json:"tools,omitempty" doc:"Refused (400) unless empty: the assistant calls its own tools only."`
-	ToolChoice   any            `json:"tool_choice,omitempty" doc:"Only none or auto."`
-	Store        *bool          `json:"store,omitempty" doc:"Accepted; nothing is stored whatever its value (GET of a response is not offered)."`
-	Background   *bool          `json:"background,omitempty" doc:"Only false."`
-	Vertical     string         `json:"vertical,omitempty" example:"ecommerce" doc:"Extension: the business's industry, a vertical id of GET /api/assistant/v1/catalog."`
-	Source       string         `json:"source,omitempty" maxLength:"200" doc:"Extension: a label recorded with usage (default openai)."`
-	Metadata     map[string]any `json:"metadata,omitempty" doc:"Echoed in the response."`
-	Include      []string       `json:"include,omitempty" doc:"Accepted and ignored."`
+type openAIResponsesRequest struct {
+	Model        string                    `json:"model" example:"assistant-operator" doc:"The persona: assistant-operator, assistant-customer, assistant-support or assistant-success. Any other is 404 model_not_found."`
+	Input        openAIResponsesInputValue `json:"input" doc:"The user's message as a string, or the conversation as an array of messages ({role, content}, content a string or input_text/output_text parts), oldest first; the last user or assistant message must be the user's."`
+	Instructions *string                   `json:"instructions,omitempty" doc:"Accepted and ignored, like system messages: the persona sets the assistant's instructions."`
+	Stream       bool                      `json:"stream,omitempty" doc:"true: server-sent events of the Responses API (response.created ... response.completed)."`
+	PreviousID   *string                   `json:"previous_response_id,omitempty" doc:"Refused (400): the service keeps no conversation state; send the earlier turns in input."`
+	Conversation any                       `json:"conversation,omitempty" doc:"Refused (400), as previous_response_id."`
+	Text         *openAIResponseTextParam  `json:"text,omitempty" doc:"Only format {type: text}; json_object and json_schema are refused (400, param text.format)."`
+	Tools        any                       `json:"tools,omitempty" doc:"Refused (400) unless empty: the assistant calls its own tools only."`
+	ToolChoice   any                       `json:"tool_choice,omitempty" doc:"Only none or auto."`
+	Store        *bool                     `json:"store,omitempty" doc:"Accepted; nothing is stored whatever its value (GET of a response is not offered)."`
+	Background   *bool                     `json:"background,omitempty" doc:"Only false."`
+	Vertical     string                    `json:"vertical,omitempty" example:"ecommerce" doc:"Extension: the business's industry, a vertical id of GET /api/assistant/v1/catalog."`
+	Source       string                    `json:"source,omitempty" maxLength:"200" doc:"Extension: a label recorded with usage (default openai)."`
+	Metadata     map[string]any            `json:"metadata,omitempty" doc:"Echoed in the response."`
+	Include      []string                  `json:"include,omitempty" doc:"Accepted and ignored."`
 }
 
-type responsesText struct {
+type openAIResponseTextParam struct {
 	Format any `json:"format,omitempty"`
 }
 
-// responsesInput is a string or an array of input items.
-type responsesInput struct {
+// openAIResponsesInputValue is a string or an array of input items.
+type openAIResponsesInputValue struct {
 	text  *string
-	items []responsesItem
+	items []openAIResponsesInputItem
 }
 
-type responsesItem struct {
+type openAIResponsesInputItem struct {
 	Type    string        `json:"type,omitempty"`
 	Role    string        `json:"role,omitempty"`
 	Content openAIContent `json:"content,omitempty"`
 }
 
-func (in *responsesInput) UnmarshalJSON(b []byte) error {
-	*in = responsesInput{}
+func (in *openAIResponsesInputValue) UnmarshalJSON(b []byte) error {
+	*in = openAIResponsesInputValue{}
 	b = []byte(strings.TrimSpace(string(b)))
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -69,7 +69,7 @@ func (in *responsesInput) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &in.items)
 }
 
-func (in responsesInput) MarshalJSON() ([]byte, error) {
+func (in openAIResponsesInputValue) MarshalJSON() ([]byte, error) {
 	if in.text != nil {
 		return json.Marshal(*in.text)
 	}
@@ -77,7 +77,7 @@ func (in responsesInput) MarshalJSON() ([]byte, error) {
 }
 
 // Schema documents the two forms.
-func (responsesInput) Schema(huma.Registry) *huma.Schema {
+func (openAIResponsesInputValue) Schema(huma.Registry) *huma.Schema {
 	return &huma.Schema{
 		Description: "A string (the user's message), or an array of messages {type?: message, role, content}.",
 		AnyOf: []*huma.Schema{
@@ -92,13 +92,13 @@ func (responsesInput) Schema(huma.Registry) *huma.Schema {
 	}
 }
 
-type responsesInputBody struct {
-	Body responsesRequest
+type openAIResponsesInput struct {
+	Body openAIResponsesRequest
 }
 
 // messages maps the input onto a chat completion's messages, and the
 // extra parameters onto refusals.
-func (r *responsesRequest) completion() (*openAIChatRequest, error) {
+func (r *openAIResponsesRequest) completion() (*openAIChatRequest, error) {
 	switch {
 	case r.PreviousID != nil && *r.PreviousID != "":
 		return nil, unsupportedParam("previous_response_id",
@@ -139,42 +139,42 @@ func (r *responsesRequest) completion() (*openAIChatRequest, error) {
 
 // --- the response ---
 
-type responsesContent struct {
+type openAIResponseContent struct {
 	Type        string `json:"type" enum:"output_text"`
 	Text        string `json:"text" doc:"The answer, Markdown, with citation tokens such as [framework:theory-of-constraints]."`
 	Annotations []any  `json:"annotations" doc:"Always empty: citations are the tokens in the text (resolve them with POST /api/assistant/v1/resolve)."`
 	Logprobs    []any  `json:"logprobs" doc:"Always empty."`
 }
 
-type responsesMessage struct {
-	Type    string             `json:"type" enum:"message"`
-	ID      string             `json:"id"`
-	Status  string             `json:"status" enum:"in_progress,completed"`
-	Role    string             `json:"role" enum:"assistant"`
-	Content []responsesContent `json:"content"`
+type openAIResponseMessage struct {
+	Type    string                  `json:"type" enum:"message"`
+	ID      string                  `json:"id"`
+	Status  string                  `json:"status" enum:"in_progress,completed"`
+	Role    string                  `json:"role" enum:"assistant"`
+	Content []openAIResponseContent `json:"content"`
 }
 
-type responsesUsage struct {
-	InputTokens         int                   `json:"input_tokens" minimum:"0"`
-	InputTokensDetails  responsesInputDetail  `json:"input_tokens_details"`
-	OutputTokens        int                   `json:"output_tokens" minimum:"0"`
-	OutputTokensDetails responsesOutputDetail `json:"output_tokens_details"`
-	TotalTokens         int                   `json:"total_tokens" minimum:"0"`
+type openAIResponseUsage struct {
+	InputTokens         int                         `json:"input_tokens" minimum:"0"`
+	InputTokensDetails  openAIResponseInputDetails  `json:"input_tokens_details"`
+	OutputTokens        int                         `json:"output_tokens" minimum:"0"`
+	OutputTokensDetails openAIResponseOutputDetails `json:"output_tokens_details"`
+	TotalTokens         int                         `json:"total_tokens" minimum:"0"`
 }
 
-type responsesInputDetail struct {
+type openAIResponseInputDetails struct {
 	CachedTokens int `json:"cached_tokens"`
 }
 
-type responsesOutputDetail struct {
+type openAIResponseOutputDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
-type responsesText2 struct {
+type openAIResponseText struct {
 	Format map[string]string `json:"format"`
 }
 
-type responsesObject struct {
+type openAIResponse struct {
 	ID                 string                    `json:"id" doc:"resp_ and the request id (X-Request-Id)."`
 	Object             string                    `json:"object" enum:"response"`
 	CreatedAt          int64                     `json:"created_at" doc:"Unix time of the request."`
@@ -183,50 +183,50 @@ type responsesObject struct {
 	IncompleteDetails  any                       `json:"incomplete_details" doc:"Always null."`
 	Instructions       *string                   `json:"instructions" doc:"The instructions sent (ignored), or null."`
 	Model              string                    `json:"model"`
-	Output             []responsesMessage        `json:"output" doc:"One assistant message once completed; empty while in progress."`
+	Output             []openAIResponseMessage   `json:"output" doc:"One assistant message once completed; empty while in progress."`
 	ParallelToolCalls  bool                      `json:"parallel_tool_calls"`
 	PreviousResponseID *string                   `json:"previous_response_id" doc:"Always null."`
 	Store              bool                      `json:"store" doc:"Always false: nothing is stored."`
-	Text               responsesText2            `json:"text"`
+	Text               openAIResponseText        `json:"text"`
 	ToolChoice         string                    `json:"tool_choice" enum:"none"`
 	Tools              []any                     `json:"tools" doc:"Always empty."`
 	Metadata           map[string]any            `json:"metadata"`
-	Usage              *responsesUsage           `json:"usage" doc:"The tokens of the turn, once completed (as in chat completions); null while in progress."`
+	Usage              *openAIResponseUsage      `json:"usage" doc:"The tokens of the turn, once completed (as in chat completions); null while in progress."`
 	Assistant          *openAIAssistantExtension `json:"x_assistant" doc:"Extension: reasoning_trace, rag_hits and confidence of the turn, once completed; null while in progress."`
 }
 
-func (f *openAIFacade) responseObject(ctx context.Context, in *responsesRequest, created int64) responsesObject {
+func (f *openAIFacade) responseObject(ctx context.Context, in *openAIResponsesRequest, created int64) openAIResponse {
 	md := in.Metadata
 	if md == nil {
 		md = map[string]any{}
 	}
-	return responsesObject{ID: "resp_" + RequestIDFrom(ctx), Object: "response", CreatedAt: created, Status: "in_progress",
-		Instructions: in.Instructions, Model: in.Model, Output: []responsesMessage{}, Text: responsesText2{Format: map[string]string{"type": "text"}},
+	return openAIResponse{ID: "resp_" + RequestIDFrom(ctx), Object: "response", CreatedAt: created, Status: "in_progress",
+		Instructions: in.Instructions, Model: in.Model, Output: []openAIResponseMessage{}, Text: openAIResponseText{Format: map[string]string{"type": "text"}},
 		ToolChoice: "none", Tools: []any{}, Metadata: md}
 }
 
-func completeResponse(o *responsesObject, msgID string, resp chat.Response, u openAIUsage) {
+func completeResponse(o *openAIResponse, msgID string, resp chat.Response, u openAIUsage) {
 	o.Status = "completed"
-	o.Output = []responsesMessage{{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
-		Content: []responsesContent{{Type: "output_text", Text: resp.Response, Annotations: []any{}, Logprobs: []any{}}}}}
-	o.Usage = &responsesUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	o.Output = []openAIResponseMessage{{Type: "message", ID: msgID, Status: "completed", Role: "assistant",
+		Content: []openAIResponseContent{{Type: "output_text", Text: resp.Response, Annotations: []any{}, Logprobs: []any{}}}}}
+	o.Usage = &openAIResponseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	o.Assistant = extensionOf(resp)
 }
 
-// responsesEvent is the data of every event of a streamed response; its
+// openAIResponseEvent is the data of every event of a streamed response; its
 // type is also the event's name.
-type responsesEvent struct {
-	Type           string            `json:"type" enum:"response.created,response.in_progress,response.output_item.added,response.content_part.added,response.output_text.delta,response.output_text.done,response.content_part.done,response.output_item.done,response.completed,error"`
-	SequenceNumber int               `json:"sequence_number"`
-	Response       *responsesObject  `json:"response,omitempty" doc:"response.created, response.in_progress, response.completed."`
-	OutputIndex    *int              `json:"output_index,omitempty"`
-	ContentIndex   *int              `json:"content_index,omitempty"`
-	ItemID         string            `json:"item_id,omitempty"`
-	Item           *responsesMessage `json:"item,omitempty" doc:"response.output_item.added and .done."`
-	Part           *responsesContent `json:"part,omitempty" doc:"response.content_part.added and .done."`
-	Delta          *string           `json:"delta,omitempty" doc:"response.output_text.delta: the next piece of the answer, its citation tokens checked."`
-	Text           *string           `json:"text,omitempty" doc:"response.output_text.done: the whole answer."`
-	Logprobs       []any             `json:"logprobs,omitempty"`
+type openAIResponseEvent struct {
+	Type           string                 `json:"type" enum:"response.created,response.in_progress,response.output_item.added,response.content_part.added,response.output_text.delta,response.output_text.done,response.content_part.done,response.output_item.done,response.completed,error"`
+	SequenceNumber int                    `json:"sequence_number"`
+	Response       *openAIResponse        `json:"response,omitempty" doc:"response.created, response.in_progress, response.completed."`
+	OutputIndex    *int                   `json:"output_index,omitempty"`
+	ContentIndex   *int                   `json:"content_index,omitempty"`
+	ItemID         string                 `json:"item_id,omitempty"`
+	Item           *openAIResponseMessage `json:"item,omitempty" doc:"response.output_item.added and .done."`
+	Part           *openAIResponseContent `json:"part,omitempty" doc:"response.content_part.added and .done."`
+	Delta          *string                `json:"delta,omitempty" doc:"response.output_text.delta: the next piece of the answer, its citation tokens checked."`
+	Text           *string                `json:"text,omitempty" doc:"response.output_text.done: the whole answer."`
+	Logprobs       []any                  `json:"logprobs,omitempty"`
 	// error events
 	Code    *string `json:"code,omitempty" doc:"error: a machine-readable code, such as upstream_unavailable."`
 	Message string  `json:"message,omitempty" doc:"error: what went wrong."`
@@ -240,7 +240,7 @@ type responsesStream struct {
 	text  strings.Builder
 }
 
-func (st *responsesStream) send(ev responsesEvent) {
+func (st *responsesStream) send(ev openAIResponseEvent) {
 	ev.SequenceNumber = st.seq
 	st.seq++
 	b, err := json.Marshal(ev)
@@ -258,10 +258,10 @@ func (st *responsesStream) Hop(chat.TraceItem) {}
 // Delta implements chat.Events.
 func (st *responsesStream) Delta(text string) {
 	st.text.WriteString(text)
-	st.send(responsesEvent{Type: "response.output_text.delta", ItemID: st.msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Delta: &text, Logprobs: []any{}})
+	st.send(openAIResponseEvent{Type: "response.output_text.delta", ItemID: st.msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Delta: &text, Logprobs: []any{}})
 }
 
-func (f *openAIFacade) responses(ctx context.Context, in *responsesInputBody) (*huma.StreamResponse, error) {
+func (f *openAIFacade) responses(ctx context.Context, in *openAIResponsesInput) (*huma.StreamResponse, error) {
 	s := f.s
 	creq, err := in.Body.completion()
 	if err != nil {
@@ -302,12 +302,12 @@ func (f *openAIFacade) responses(ctx context.Context, in *responsesInputBody) (*
 		w, _ := hctx.BodyWriter().(http.ResponseWriter)
 		st := &responsesStream{w: w, msgID: msgID}
 		started := obj
-		st.send(responsesEvent{Type: "response.created", Response: &started})
-		st.send(responsesEvent{Type: "response.in_progress", Response: &started})
-		item := responsesMessage{Type: "message", ID: msgID, Status: "in_progress", Role: "assistant", Content: []responsesContent{}}
-		st.send(responsesEvent{Type: "response.output_item.added", OutputIndex: ptr(0), Item: &item})
-		part := responsesContent{Type: "output_text", Annotations: []any{}, Logprobs: []any{}}
-		st.send(responsesEvent{Type: "response.content_part.added", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Part: &part})
+		st.send(openAIResponseEvent{Type: "response.created", Response: &started})
+		st.send(openAIResponseEvent{Type: "response.in_progress", Response: &started})
+		item := openAIResponseMessage{Type: "message", ID: msgID, Status: "in_progress", Role: "assistant", Content: []openAIResponseContent{}}
+		st.send(openAIResponseEvent{Type: "response.output_item.added", OutputIndex: ptr(0), Item: &item})
+		part := openAIResponseContent{Type: "output_text", Annotations: []any{}, Logprobs: []any{}}
+		st.send(openAIResponseEvent{Type: "response.content_part.added", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Part: &part})
 		resp, err := s.runTurn(ctx, req, st)
 		if err != nil {
 			// After the 200 went out, an error event (which the openai
@@ -315,16 +315,16 @@ func (f *openAIFacade) responses(ctx context.Context, in *responsesInputBody) (*
 			p := s.chatProblem(ctx, err)
 			usageFrom(ctx).failedWith(p.Status)
 			e := openAIErrorFromProblem(p)
-			st.send(responsesEvent{Type: "error", Code: e.Detail.Code, Message: e.Detail.Message, Param: e.Detail.Param})
+			st.send(openAIResponseEvent{Type: "error", Code: e.Detail.Code, Message: e.Detail.Message, Param: e.Detail.Param})
 			return
 		}
 		text := resp.Response
-		st.send(responsesEvent{Type: "response.output_text.done", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Text: &text, Logprobs: []any{}})
-		done := responsesContent{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
-		st.send(responsesEvent{Type: "response.content_part.done", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Part: &done})
+		st.send(openAIResponseEvent{Type: "response.output_text.done", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Text: &text, Logprobs: []any{}})
+		done := openAIResponseContent{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
+		st.send(openAIResponseEvent{Type: "response.content_part.done", ItemID: msgID, OutputIndex: ptr(0), ContentIndex: ptr(0), Part: &done})
 		completeResponse(&obj, msgID, resp, turnUsage(meter, body, resp.Response))
-		st.send(responsesEvent{Type: "response.output_item.done", OutputIndex: ptr(0), Item: &obj.Output[0]})
-		st.send(responsesEvent{Type: "response.completed", Response: &obj})
+		st.send(openAIResponseEvent{Type: "response.output_item.done", OutputIndex: ptr(0), Item: &obj.Output[0]})
+		st.send(openAIResponseEvent{Type: "response.completed", Response: &obj})
 	}}, nil
 }
 
@@ -346,10 +346,10 @@ func (f *openAIFacade) registerResponses(api huma.API, withErrors func(huma.Oper
 	op.Responses["200"] = &huma.Response{
 		Description: "The response (JSON), or its events as server-sent events when stream is true.",
 		Content: map[string]*huma.MediaType{
-			"application/json":  {Schema: reg.Schema(reflect.TypeFor[responsesObject](), true, "")},
+			"application/json":  {Schema: reg.Schema(reflect.TypeFor[openAIResponse](), true, "")},
 			"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString, Description: "event: <type> and data: the event object, for each of response.created, response.in_progress, response.output_item.added, response.content_part.added, response.output_text.delta (one per piece of the answer), response.output_text.done, response.content_part.done, response.output_item.done, response.completed; or an error event after the stream started."}},
 		},
 	}
-	reg.Schema(reflect.TypeFor[responsesEvent](), true, "")
+	reg.Schema(reflect.TypeFor[openAIResponseEvent](), true, "")
 	huma.Register(api, op, f.responses)
 }

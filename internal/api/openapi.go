@@ -62,9 +62,9 @@ func ptr[T any](v T) *T { return &v }
 var streamEvents = map[string]map[string]string{
 	"chat":                  {"hop": "TraceItem", "delta": "ChatStreamDelta", "final": "Response", "error": "Problem"},
 	"openaiChatCompletions": {"message": "OpenAIChunk"},
-	"openaiResponses": {"response.created": "ResponsesEvent", "response.in_progress": "ResponsesEvent", "response.output_item.added": "ResponsesEvent",
-		"response.content_part.added": "ResponsesEvent", "response.output_text.delta": "ResponsesEvent", "response.output_text.done": "ResponsesEvent",
-		"response.content_part.done": "ResponsesEvent", "response.output_item.done": "ResponsesEvent", "response.completed": "ResponsesEvent", "error": "ResponsesEvent"},
+	"openaiResponses": {"response.created": "OpenAIResponseEvent", "response.in_progress": "OpenAIResponseEvent", "response.output_item.added": "OpenAIResponseEvent",
+		"response.content_part.added": "OpenAIResponseEvent", "response.output_text.delta": "OpenAIResponseEvent", "response.output_text.done": "OpenAIResponseEvent",
+		"response.content_part.done": "OpenAIResponseEvent", "response.output_item.done": "OpenAIResponseEvent", "response.completed": "OpenAIResponseEvent", "error": "OpenAIResponseEvent"},
 }
 
 // nullableObjects are the properties, by schema, whose object is sent as
@@ -73,7 +73,7 @@ var streamEvents = map[string]map[string]string{
 // failed.
 var nullableObjects = map[string][]string{
 	"Verdict":         {"evidence"},
-	"ResponsesObject": {"error", "usage", "x_assistant"},
+	"OpenAIResponse": {"error", "usage", "x_assistant"},
 }
 
 // refineOpenAPI completes the document (see above).
