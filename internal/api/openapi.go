@@ -72,7 +72,7 @@ var streamEvents = map[string]map[string]string{
 // usage and extension while it is in progress, and its error unless it
 // failed.
 var nullableObjects = map[string][]string{
-	"Verdict":         {"evidence"},
+	"Verdict":        {"evidence"},
 	"OpenAIResponse": {"error", "usage", "x_assistant"},
 }
 
