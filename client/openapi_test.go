@@ -93,7 +93,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 // flattened, "-" fields left out.
 func jsonFields(t reflect.Type) []string {
 	var out []string
-	for f := range t.Fields() {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if f.Anonymous && tag == "" {
 			out = append(out, jsonFields(f.Type)...)

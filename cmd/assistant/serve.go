@@ -88,7 +88,8 @@ func serve(ctx context.Context, e env, args []string) error {
 		OverHTTPS: func(r *http.Request) bool {
 			return cfg.PublicHTTPS() || api.RequestIsHTTPS(r, cfg.TrustedProxies)
 		},
-		Chat: chatService,
+		PublicURL: cfg.PublicURL,
+		Chat:      chatService,
 		// The playground's own window per admin account and workspace,
 		// with the chat limit's numbers (docs/playground.md).
 		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
