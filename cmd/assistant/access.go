@@ -19,7 +19,7 @@ import (
 // keysCommand is `assistant keys create|list|revoke` (D25).
 func keysCommand(ctx context.Context, e env, args []string) error {
 	return dispatch(ctx, e, "keys", []command{
-		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
+		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json | --quiet]", keysCreate},
 		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
 		{"revoke", "revoke a key by its 12-character id: revoke ID (a key already revoked is reported, exit 0)", keysRevoke},
 	}, args)
@@ -51,12 +51,13 @@ func openAccess(ctx context.Context, e env, usage string, args []string, define 
 func keysCreate(ctx context.Context, e env, args []string) error {
 	var workspace, name string
 	var expiresIn time.Duration
-	var asJSON bool
-	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--json]", args, func(fs *flag.FlagSet) {
+	var asJSON, quiet bool
+	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--json | --quiet]", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace of the key (created if it does not exist)")
 		fs.StringVar(&name, "name", "", "a name that says what the key is for")
 		fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime of the key, e.g. 720h; 0 for no expiry")
 		fs.BoolVar(&asJSON, "json", false, "print {id, workspace, name, key} as JSON")
+		fs.BoolVar(&quiet, "quiet", false, "print the key alone, for KEY=$(assistant keys create ... --quiet)")
 	})
 	if err != nil {
 		return err
@@ -69,6 +70,8 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: --workspace and --name are required", errUsage)
 	case expiresIn < 0:
 		return fmt.Errorf("%w: --expires-in must not be negative", errUsage)
+	case asJSON && quiet:
+		return fmt.Errorf("%w: --json and --quiet do not go together", errUsage)
 	}
 	if err := db.EnsureWorkspace(ctx, workspace); err != nil {
 		return err
@@ -86,6 +89,10 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 	db.RecordAudit(ctx, assistant.AuditEvent{At: now, Workspace: workspace, Actor: "cli", Action: "key.created", Target: id, Detail: k.Name})
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(map[string]string{"id": id, "workspace": workspace, "name": k.Name, "key": plaintext})
+	}
+	if quiet {
+		fmt.Fprintln(e.stdout, plaintext)
+		return nil
 	}
 	fmt.Fprintf(e.stdout, "Created key %s %q in workspace %s. It is shown only now; store it safely:\n", id, k.Name, workspace)
 	fmt.Fprintln(e.stdout, plaintext)
