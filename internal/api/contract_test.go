@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"mime"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/constraintlab/assistant/internal/llm"
 )
 
 // The contract test: real answers of every operation of the served
@@ -198,6 +201,14 @@ func (c *contract) check(t *testing.T, op string, r response) {
 	}
 }
 
+// downProvider is a model provider that cannot answer.
+type downProvider struct{}
+
+func (downProvider) Name() string { return "down" }
+func (downProvider) Complete(context.Context, llm.Request) (llm.Response, error) {
+	return llm.Response{}, fmt.Errorf("connection refused: %w", llm.ErrUnavailable)
+}
+
 type sseEvent struct{ name, data string }
 
 func parseSSE(t *testing.T, body string) []sseEvent {
@@ -343,6 +354,26 @@ func TestContract(t *testing.T) {
 	}
 	do("POST /api/v1/verify", "/api/v1/verify", `{"text":"Cats are mammals."}`, "Authorization", "Bearer "+lim)
 	do("POST /api/v1/chat", "/api/v1/chat", `{"message":"hi"}`, "Authorization", "Bearer "+lim)
+
+	// The model provider down: 502 with Retry-After, before and after a
+	// stream started.
+	down := newFixture(t, 0, 0)
+	down.srv.Chat.Provider = downProvider{}
+	downAuth := []string{"Authorization", "Bearer " + down.newKey(t, "ws_down")}
+	for op, call := range map[string][2]string{
+		"POST /api/v1/chat":                    {"/api/v1/chat", `{"message":"Orders ship late"}`},
+		"POST /api/v1/openai/chat/completions": {"/api/v1/openai/chat/completions", completion},
+		"POST /api/v1/openai/responses":        {"/api/v1/openai/responses", `{"model":"assistant-operator","input":"Orders ship late"}`},
+	} {
+		method, _, _ := strings.Cut(op, " ")
+		r := down.do(t, method, call[0], call[1], downAuth...)
+		if r.Code != http.StatusBadGateway {
+			t.Errorf("%s with the provider down: %d", op, r.Code)
+		}
+		c.check(t, op, r)
+	}
+	c.check(t, "POST /api/v1/chat", down.do(t, "POST", "/api/v1/chat", `{"message":"Orders ship late"}`, append(downAuth, "Accept", "text/event-stream")...))
+	c.check(t, "POST /api/v1/openai/responses", down.do(t, "POST", "/api/v1/openai/responses", `{"model":"assistant-operator","input":"Orders ship late","stream":true}`, downAuth...))
 
 	// The public limits: past the soft limit RateLimit headers, past the
 	// hard limit 429.
