@@ -1,4 +1,5 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test`. The Go client
+# (client/) is a module of its own: test, race, vet and lint cover both.
 GO ?= go
 
 .PHONY: run test build race vet lint bench bench-scaleout
@@ -8,20 +9,25 @@ run:
 
 test:
 	$(GO) test ./...
+	cd client && $(GO) test ./...
 
 build:
 	$(GO) build -o bin/assistant ./cmd/assistant
 
 race:
 	$(GO) test -race ./...
+	cd client && $(GO) test -race ./...
 
 vet:
 	$(GO) vet ./...
+	cd client && $(GO) vet ./...
 
 lint: vet
 	staticcheck ./...
+	cd client && staticcheck ./...
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	$(GO) mod tidy -diff
+	cd client && $(GO) mod tidy -diff
 
 # The median of three runs of every row (about 4 minutes; docs/performance.md).
 # Other options: make bench BENCH_FLAGS="-duration 10s -only stats,chat-openai"

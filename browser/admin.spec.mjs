@@ -29,7 +29,27 @@ try {
   const key = (await page.textContent("#new-key")).trim();
   assert.match(key, /^sk_service_[0-9A-Za-z]{50}$/, "the new key is shown");
   const keyID = key.slice(11, 23);
-  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-created.png") });
+
+  // Under the key, copy-ready snippets, each filled with the key and this
+  // service's URL (issue 23), at a laptop's width and a phone's.
+  const snippets = ["snippet-shell", "snippet-curl", "snippet-go", "snippet-typescript", "snippet-openai", "snippet-mcp"];
+  for (const id of snippets) {
+    const code = await page.textContent("#" + id);
+    assert.ok(code.includes(key), `${id} holds the new key`);
+    assert.ok(code.includes(origin), `${id} holds the service's URL ${origin}`);
+    assert.equal(await page.locator(`button[data-copy="${id}"]`).count(), 1, `${id} has a copy button`);
+  }
+  assert.ok((await page.textContent("#snippet-openai")).includes(origin + "/api/v1/openai"), "the OpenAI snippet points at the facade");
+  JSON.parse(await page.textContent("#snippet-mcp")); // the MCP config is JSON as it stands
+  await page.setViewportSize({ width: 1280, height: 800 });
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-created.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5 && !e.closest("pre"))
+    .map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className : "")));
+  assert.deepEqual(overflow, [], "no horizontal overflow of the created page at 390 px (snippets scroll inside their blocks)");
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-created-390.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // Reload: gone for good.
   await page.reload();
@@ -48,8 +68,15 @@ try {
   // the rows stack as cards and the first row's Revoke stays on screen; at
   // 1280 px the actions cell is a normal table cell (row borders intact).
   await page.goto(base + "/admin/integrations");
+  assert.equal(await page.getAttribute('nav.main-nav a[href="/admin/integrations"]', "aria-current"), "page", "the nav marks the current page");
+  assert.equal(await page.locator('nav.main-nav a[aria-current="page"]').count(), 1);
   await page.setViewportSize({ width: 390, height: 844 });
-  const firstRevoke = page.locator("table.keys tbody tr:first-child a.danger");
+  // The nav fits: every link within the viewport.
+  for (const a of await page.locator("nav.main-nav a").all()) {
+    const b = await a.boundingBox();
+    assert.ok(b && b.x >= 0 && b.x + b.width <= 390, `nav link within 390 px (x ${b?.x}, width ${b?.width})`);
+  }
+  const firstRevoke = page.locator("table.keys tbody tr:first-child a.quiet-danger");
   const box = await firstRevoke.boundingBox();
   assert.ok(box, "the first row has a Revoke button");
   assert.ok(box.x >= 0 && box.x + box.width <= 390, `Revoke is within the 390 px viewport (x ${box.x}, width ${box.width})`);
@@ -64,7 +91,7 @@ try {
   if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-1280.png"), fullPage: true });
 
   // Revoke with confirmation.
-  await page.click(`tr[data-key-id="${keyID}"] a.danger`);
+  await page.click(`tr[data-key-id="${keyID}"] a.quiet-danger`);
   await page.waitForURL(`**/keys/${keyID}/revoke`);
   await Promise.all([page.waitForURL("**/admin/integrations"), page.click("button.danger")]);
   assert.match(await page.textContent(`tr[data-key-id="${keyID}"]`), /revoked/);

@@ -75,6 +75,29 @@ try {
   assert.equal(history.length, 2, "the second turn sends the first as history");
   assert.deepEqual(history.map((h) => h.role), ["user", "assistant"]);
   await page.locator('.pg-turn[data-turn="2"]').waitFor({ timeout: 60000 });
+  // The conversation reads top to bottom: the first turn above the second.
+  const order = await page.locator("#pg-conversation .pg-turn").evaluateAll((els) => els.map((e) => e.getAttribute("data-turn")));
+  assert.deepEqual(order, ["1", "2"], "turns in order, oldest first");
+
+  // A question outside its scope is declined, and the page says so and why
+  // (not "0 of N claims verified").
+  await page.fill("#pg-message", "What is the capital of France?");
+  await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/admin/playground/chat"), { timeout: 60000 }),
+    page.click("#pg-send"),
+  ]);
+  const declined = page.locator('.pg-turn[data-turn="3"]');
+  await declined.waitFor({ timeout: 60000 });
+  const meta = await declined.locator(".pg-confidence").innerText();
+  assert.match(meta, /declined/i, "the decline is named");
+  assert.match(meta, /outside what it answers/, "the decline says why");
+  assert.doesNotMatch(meta, /claims verified/, "no claim count on a decline");
+  if (screenshot) {
+    await page.screenshot({ path: screenshot.replace(/\.png$/, "-1280.png"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: screenshot.replace(/\.png$/, "-390.png"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
 
   // Bad input (past the textarea's maxlength): the server's message.
   await page.evaluate(() => document.getElementById("pg-message").removeAttribute("maxlength"));

@@ -56,14 +56,19 @@ type RetryPolicy struct {
 	MaxRetryAfter time.Duration
 }
 
-// DefaultRetryPolicy is the policy of a Client made without WithRetry or
-// WithoutRetries.
-var DefaultRetryPolicy = RetryPolicy{
-	MaxAttempts:   3,
-	BaseBackoff:   500 * time.Millisecond,
-	MaxBackoff:    8 * time.Second,
-	Jitter:        0.5,
-	MaxRetryAfter: 60 * time.Second,
+// DefaultRetryPolicy returns the policy of a Client made without WithRetry
+// or WithoutRetries: 3 attempts, backoff from 500ms doubling up to 8s with
+// 50% jitter, and a Retry-After honoured up to 60s. It is a function, not
+// a variable, so that no code can change the default of every client in
+// the process; change one client's policy with WithRetry.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		MaxAttempts:   3,
+		BaseBackoff:   500 * time.Millisecond,
+		MaxBackoff:    8 * time.Second,
+		Jitter:        0.5,
+		MaxRetryAfter: 60 * time.Second,
+	}
 }
 
 // WithAPIKey sets the key sent as "Authorization: Bearer KEY" on every
@@ -89,7 +94,7 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // take the value of DefaultRetryPolicy, except Jitter, where 0 means none.
 func WithRetry(p RetryPolicy) Option {
 	return func(c *Client) {
-		d := DefaultRetryPolicy
+		d := DefaultRetryPolicy()
 		if p.MaxAttempts == 0 {
 			p.MaxAttempts = d.MaxAttempts
 		}
@@ -149,7 +154,7 @@ func New(baseURL string, opts ...Option) *Client {
 		baseURL:   strings.TrimRight(baseURL, "/"),
 		hc:        &http.Client{},
 		userAgent: DefaultUserAgent,
-		retry:     DefaultRetryPolicy,
+		retry:     DefaultRetryPolicy(),
 		sleep:     sleepContext,
 		now:       time.Now,
 		random:    rand.Float64,

@@ -32,7 +32,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	mirror := map[string]any{
-		"CatalogItem": CatalogItem{}, "CatalogOutputBody": Catalog{}, "ChatRequest": ChatRequest{},
+		"CatalogItem": CatalogItem{}, "CatalogOutputBody": Catalog{}, "ChatRequest": ChatRequest{}, "ChatStreamDelta": DeltaEvent{},
 		"CardApplication": CardApplication{}, "Confidence": Confidence{}, "EntityCard": EntityCard{}, "ErrorDetail": ErrorDetail{}, "Evidence": Evidence{},
 		"FrameworkApplication": FrameworkApplication{}, "HistoryItem": HistoryItem{}, "KeyOutputBody": KeyInfo{},
 		"LeaderboardEntry": LeaderboardEntry{}, "LeaderboardOutputBody": Leaderboard{},
@@ -95,7 +95,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 // flattened, "-" fields left out.
 func jsonFields(t reflect.Type) []string {
 	var out []string
-	for f := range t.Fields() {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if f.Anonymous && tag == "" {
 			out = append(out, jsonFields(f.Type)...)

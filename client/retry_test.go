@@ -294,3 +294,16 @@ func TestErrorWithoutProblem(t *testing.T) {
 		t.Errorf("message %q", err.Error())
 	}
 }
+
+// TestDefaultRetryPolicyIsAValue: the default is a fresh value on every
+// call; changing one changes no client.
+func TestDefaultRetryPolicyIsAValue(t *testing.T) {
+	p := DefaultRetryPolicy()
+	p.MaxAttempts = 99
+	if got := DefaultRetryPolicy().MaxAttempts; got != 3 {
+		t.Errorf("DefaultRetryPolicy().MaxAttempts = %d after changing a copy, want 3", got)
+	}
+	if got := New("http://assistant.test").retry; got != DefaultRetryPolicy() {
+		t.Errorf("a new client's policy %+v, want the default %+v", got, DefaultRetryPolicy())
+	}
+}

@@ -19,7 +19,7 @@ import (
 // keysCommand is `assistant keys create|list|revoke|roll` (D25).
 func keysCommand(ctx context.Context, e env, args []string) error {
 	return dispatch(ctx, e, "keys", []command{
-		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json]", keysCreate},
+		{"create", "create an API key and print it once: --workspace W --name N [--expires-in 720h] [--json | --quiet]", keysCreate},
 		{"list", "list a workspace's keys, key id first: --workspace W [--json]", keysList},
 		{"revoke", "revoke a key by its 12-character id: revoke ID (a key already revoked is reported, exit 0)", keysRevoke},
 		{"roll", "replace a key by a new one printed once: roll ID [--grace 24h] (0: the old key is revoked now)", keysRoll},
@@ -52,14 +52,15 @@ func openAccess(ctx context.Context, e env, usage string, args []string, define 
 func keysCreate(ctx context.Context, e env, args []string) error {
 	var workspace, name string
 	var expiresIn time.Duration
-	var asJSON bool
+	var asJSON, quiet bool
 	var limit int
-	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--limit N] [--json]", args, func(fs *flag.FlagSet) {
+	db, rest, err := openAccess(ctx, e, "keys create --workspace W --name N [--expires-in D] [--limit N] [--json | --quiet]", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&workspace, "workspace", "", "workspace of the key (created if it does not exist)")
 		fs.StringVar(&name, "name", "", "a name that says what the key is for")
 		fs.DurationVar(&expiresIn, "expires-in", 0, "lifetime of the key, e.g. 720h; 0 for no expiry")
 		fs.IntVar(&limit, "limit", 0, "the key's own limit of requests per minute (chat, verify, completions, MCP calls); 0 for the service's default")
 		fs.BoolVar(&asJSON, "json", false, "print {id, workspace, name, key} as JSON")
+		fs.BoolVar(&quiet, "quiet", false, "print the key alone, for KEY=$(assistant keys create ... --quiet)")
 	})
 	if err != nil {
 		return err
@@ -74,6 +75,8 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("%w: --expires-in must not be negative", errUsage)
 	case !assistant.ValidKeyRateLimit(limit):
 		return fmt.Errorf("%w: --limit must be 0 (the default) to %d", errUsage, assistant.MaxKeyRateLimit)
+	case asJSON && quiet:
+		return fmt.Errorf("%w: --json and --quiet do not go together", errUsage)
 	}
 	if err := db.EnsureWorkspace(ctx, workspace); err != nil {
 		return err
@@ -91,6 +94,10 @@ func keysCreate(ctx context.Context, e env, args []string) error {
 	db.RecordAudit(ctx, assistant.AuditEvent{At: now, Workspace: workspace, Actor: "cli", Action: "key.created", Target: id, Detail: k.Name})
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(map[string]string{"id": id, "workspace": workspace, "name": k.Name, "key": plaintext})
+	}
+	if quiet {
+		fmt.Fprintln(e.stdout, plaintext)
+		return nil
 	}
 	fmt.Fprintf(e.stdout, "Created key %s %q in workspace %s. It is shown only now; store it safely:\n", id, k.Name, workspace)
 	fmt.Fprintln(e.stdout, plaintext)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestHelpListsOnlyTheSubcommandsFlags(t *testing.T) {
 	}{
 		{[]string{"serve"}, all},
 		{[]string{"migrate"}, store},
-		{[]string{"keys", "create"}, with(store, "workspace", "name", "expires-in", "json")},
+		{[]string{"keys", "create"}, with(store, "workspace", "name", "expires-in", "json", "quiet")},
 		{[]string{"keys", "list"}, with(store, "workspace", "json")},
 		{[]string{"keys", "revoke"}, store},
 		{[]string{"keys", "roll"}, with(store, "grace", "json")},
@@ -173,6 +174,16 @@ func TestKeysListAndRevokeTellWhatHappened(t *testing.T) {
 	}
 	if out, _, err := cli("keys", "list", "--workspace", "empty", "--json"); err != nil || strings.TrimSpace(out) != "[]" {
 		t.Errorf("keys list --json of an empty workspace: %v, %q", err, out)
+	}
+
+	// --quiet: the key alone, so that KEY=$(assistant keys create ... --quiet)
+	// captures it; with --json it is a usage error.
+	out, _, err = cli("keys", "create", "--workspace", "acme", "--name", "shell", "--quiet")
+	if err != nil || !regexp.MustCompile(`^sk_service_[0-9A-Za-z]{50}\n$`).MatchString(out) {
+		t.Errorf("keys create --quiet: %v, stdout %q", err, out)
+	}
+	if _, _, err = cli("keys", "create", "--workspace", "acme", "--name", "x", "--quiet", "--json"); err == nil || exitCode(err) != 2 {
+		t.Errorf("--quiet with --json: %v (exit %d)", err, exitCode(err))
 	}
 
 	// Revoke, then revoke again: the second says when it was revoked and

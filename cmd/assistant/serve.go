@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -95,7 +97,8 @@ func serve(ctx context.Context, e env, args []string) error {
 		OverHTTPS: func(r *http.Request) bool {
 			return cfg.PublicHTTPS() || api.RequestIsHTTPS(r, cfg.TrustedProxies)
 		},
-		Chat: chatService,
+		PublicURL: cfg.PublicURL,
+		Chat:      chatService,
 		// The playground's own window per admin account and workspace,
 		// with the chat limit's numbers (docs/playground.md).
 		PlaygroundLimiter: lim.window("playground", cfg.ChatRateLimit, cfg.ChatRateWindow),
@@ -299,13 +302,20 @@ func printSetupLink(ctx context.Context, e env, store assistant.AccessStore, bas
 	if err := store.SetSetupToken(ctx, access.HashSetupToken(token), e.now().Add(setupLinkLifetime)); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "No admin user yet. Create the first admin (workspace %q) within one hour at:\n  %s/admin/setup?token=%s\n",
-		assistant.DefaultWorkspace, base, token)
+	// One block, written at once and set apart by rules and blank lines,
+	// so that no log line lands inside it and the link stands alone on
+	// its line, ready to copy.
+	rule := strings.Repeat("-", 72)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s\nNo admin user yet. Create the first admin (workspace %q) within one hour at:\n\n    %s/admin/setup?token=%s\n\n",
+		rule, assistant.DefaultWorkspace, base, token)
 	if several {
-		fmt.Fprintf(e.stdout, "With several instances only the newest link works; or run: assistant admin create-user --workspace %s --email you@example.com\n",
+		fmt.Fprintf(&b, "With several instances only the newest link works; or run: assistant admin create-user --workspace %s --email you@example.com\n",
 			assistant.DefaultWorkspace)
 	}
-	return nil
+	fmt.Fprintf(&b, "%s\n\n", rule)
+	_, err = io.WriteString(e.stdout, b.String())
+	return err
 }
 
 // displayAddr turns a listener address into one a browser can open.

@@ -88,6 +88,10 @@ type Handler struct {
 	// Webhooks manages the workspace's webhook endpoints at
 	// /admin/webhooks (optional: without it the page is not offered).
 	Webhooks *webhook.Endpoints
+	// PublicURL is where users reach the service (ASSISTANT_PUBLIC_URL),
+	// filled into the snippets of the key-created page (optional: the
+	// scheme and host the request came with).
+	PublicURL string
 
 	pages map[string]*template.Template
 	// sealer encrypts the plaintext of a key just created while it waits
@@ -362,7 +366,7 @@ func (h *Handler) page(fn func(http.ResponseWriter, *http.Request) error) http.H
 type sessionUser struct{ Email, Workspace string }
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data map[string]any) {
-	v := map[string]any{"Title": title, "User": h.currentUser(r)}
+	v := map[string]any{"Title": title, "User": h.currentUser(r), "Nav": navFor(r)}
 	if flash := h.session(r, func(ctx context.Context) string { return h.Sessions.PopString(ctx, sessFlash) }); flash != "" {
 		v["Flash"] = flash
 	}
@@ -374,6 +378,28 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	if err := h.pages[name].ExecuteTemplate(w, "layout", v); err != nil {
 		h.Logger.Error("rendering admin page", "page", name, "err", err)
 	}
+}
+
+// navItem is a link of the admin area's navigation; Current marks the
+// page's own section (aria-current="page").
+type navItem struct {
+	Href, Label string
+	Current     bool
+}
+
+// navFor lists the navigation, marking the section of r's path.
+func navFor(r *http.Request) []navItem {
+	items := []navItem{{"/admin/integrations", "API keys", false}, {"/admin/usage", "Usage", false},
+		{"/admin/webhooks", "Webhooks", false}, {"/admin/audit", "Audit log", false}, {"/admin/review", "Review", false},
+		{"/admin/password", "Password", false}, {"/admin/playground", "Playground", false}}
+	if r == nil {
+		return items
+	}
+	for i := range items {
+		p := r.URL.Path
+		items[i].Current = p == items[i].Href || strings.HasPrefix(p, items[i].Href+"/")
+	}
+	return items
 }
 
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, status int, title, message string) {
@@ -671,6 +697,7 @@ func (h *Handler) createdKey(w http.ResponseWriter, r *http.Request, u *sessionU
 	if h.Sessions.GetString(ctx, sessNewKeyID) == id {
 		if plaintext, ok := h.unseal(id, h.Sessions.PopString(ctx, sessNewKey)); ok {
 			data["Plaintext"] = plaintext
+			data["Snippets"] = keySnippets(h.publicURL(r), plaintext)
 		}
 		h.Sessions.Remove(ctx, sessNewKeyID)
 	}

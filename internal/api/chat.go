@@ -176,7 +176,12 @@ func (e *eventStream) send(event string, data any) {
 func (e *eventStream) Hop(item chat.TraceItem) { e.send("hop", item) }
 
 // Delta implements chat.Events.
-func (e *eventStream) Delta(text string) { e.send("delta", map[string]string{"text": text}) }
+func (e *eventStream) Delta(text string) { e.send("delta", chatStreamDelta{Text: text}) }
+
+// chatStreamDelta is the data of a delta event.
+type chatStreamDelta struct {
+	Text string `json:"text" doc:"The next piece of the answer, its citation tokens already checked."`
+}
 
 // keyRateLimit applies the per-key limit of D2b (the key's own limit, or
 // limit by default; keyLimit) to the routes it wraps

@@ -110,8 +110,8 @@ func (s *Server) knowledgeStats(ctx context.Context, _ *struct{}) (*statsOutput,
 const MaxResolveTokens = 100
 
 type tokenRef struct {
-	Type string `json:"type,omitempty" doc:"framework, paper or blog."`
-	Slug string `json:"slug,omitempty" doc:"Matches [a-z0-9_-]+."`
+	Type string `json:"type" doc:"framework, paper or blog; another value is listed in unresolved as invalid."`
+	Slug string `json:"slug" doc:"Matches [a-z0-9_-]+; another value is listed in unresolved as invalid."`
 }
 
 type resolveInput struct {

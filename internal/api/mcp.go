@@ -382,6 +382,27 @@ func searchDefaultLimit() int {
 	return n
 }
 
+// withIDEnums lists the allowed ids of the arguments `vertical` (the
+// catalog's verticals) and `mode` (the personas) as enums, so that a
+// model picks one rather than guessing free text. The HTTP schemas leave
+// vertical open so that an unknown id gets the endpoint's own 400, which
+// lists them; the tool's check is that same validation.
+func withIDEnums(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	for name, ids := range map[string][]string{"vertical": assistant.VerticalIDs, "mode": chat.Modes} {
+		p, ok := props[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		enum := make([]any, len(ids))
+		for i, id := range ids {
+			enum[i] = id
+		}
+		p["enum"] = enum
+	}
+	return schema
+}
+
 // add registers t with the SDK: the schemas, then for each call the
 // arguments checked against the input schema (huma's validator, as on the
 // HTTP API), the handler, and the result as structured content, its JSON
@@ -390,7 +411,7 @@ func searchDefaultLimit() int {
 func (m *mcpSurface) add(srv *mcp.Server, t mcpTool) {
 	in := m.ss.schema(t.in, t.tool.Name+"Arguments")
 	out := m.ss.schema(t.out, t.tool.Name+"Result")
-	t.tool.InputSchema = m.ss.inline(in)
+	t.tool.InputSchema = withIDEnums(m.ss.inline(in))
 	t.tool.OutputSchema = m.ss.inline(out)
 	srv.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := req.Params.Arguments

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/constraintlab/assistant/internal/api"
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 )
 
@@ -372,12 +374,20 @@ func TestMCPSearchSchemaMatchesSearch(t *testing.T) {
 		Paths map[string]map[string]struct {
 			Parameters []struct {
 				Name   string         `json:"name"`
+				In     string         `json:"in"`
 				Schema map[string]any `json:"schema"`
 			} `json:"parameters"`
 		} `json:"paths"`
 	}
 	f.do(t, "GET", "/api/assistant/openapi.json", "").json(t, &doc)
 	params := doc.Paths["/api/assistant/v1/search"]["get"].Parameters
+	params = slices.DeleteFunc(params, func(p struct {
+		Name   string         `json:"name"`
+		In     string         `json:"in"`
+		Schema map[string]any `json:"schema"`
+	}) bool {
+		return p.In != "query"
+	})
 	if len(params) != 3 {
 		t.Fatalf("search parameters %+v", params)
 	}
@@ -390,6 +400,61 @@ func TestMCPSearchSchemaMatchesSearch(t *testing.T) {
 			if mustJSON(p.Schema[kw]) != mustJSON(props[name][kw]) {
 				t.Errorf("%s.%s: search %v, search_knowledge %v", p.Name, kw, p.Schema[kw], props[name][kw])
 			}
+		}
+	}
+}
+
+// TestMCPToolSchemasListIDs: every tool argument named vertical or mode
+// lists the allowed ids as an enum.
+func TestMCPToolSchemasListIDs(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	cs, err := f.mcpSession(t, f.newKey(t, "ws_enums"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"vertical": assistant.VerticalIDs, "mode": chat.Modes}
+	seen := map[string]bool{}
+	for _, tl := range list.Tools {
+		var in struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		json.Unmarshal([]byte(mustJSON(tl.InputSchema)), &in)
+		for name, ids := range want {
+			p, ok := in.Properties[name]
+			if !ok {
+				continue
+			}
+			seen[tl.Name+"."+name] = true
+			if !slices.Equal(p.Enum, ids) {
+				t.Errorf("%s.%s: enum %v, want %v", tl.Name, name, p.Enum, ids)
+			}
+		}
+	}
+	for _, arg := range []string{"ask_assistant.vertical", "ask_assistant.mode", "preview_constraint.vertical"} {
+		if !seen[arg] {
+			t.Errorf("%s: no such argument", arg)
+		}
+	}
+}
+
+// TestMCPUnauthorized: a missing or wrong key is a 401 with a Bearer
+// challenge and a body that names the key, before any MCP message is read.
+func TestMCPUnauthorized(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	for _, h := range [][]string{nil, {"Authorization", "Bearer sk_service_wrong"}, {"Authorization", "Basic dXNlcjpwYXNz"}} {
+		r := f.do(t, "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h...)
+		p := assertProblem(t, r, 401)
+		if ch := r.Header().Get("WWW-Authenticate"); !strings.HasPrefix(ch, "Bearer ") {
+			t.Errorf("%v: WWW-Authenticate %q", h, ch)
+		}
+		if d, _ := p["detail"].(string); !strings.Contains(d, "API key") {
+			t.Errorf("%v: detail %q does not name the API key", h, d)
 		}
 	}
 }

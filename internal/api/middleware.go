@@ -270,18 +270,6 @@ func problems(next http.Handler) http.Handler {
 	})
 }
 
-// jsonBodies reads a body sent without a JSON content type (curl -d sends
-// form encoding) as JSON: every /api/ body is JSON (interface.md), so
-// that is the only reading.
-func jsonBodies(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ct := r.Header.Get("Content-Type"); r.ContentLength != 0 && (ct == "" || ct == "application/x-www-form-urlencoded") {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // corsAnyOrigin lets a page of any origin call the surface: the public
 // /api/assistant/ endpoints (D27) and the embeddable /components/, which
 // pages anywhere load.

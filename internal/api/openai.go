@@ -14,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/llm"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -240,6 +241,94 @@ type openAIChatRequest struct {
 	N        *int            `json:"n,omitempty" minimum:"1" maximum:"1" doc:"Only 1: a turn has one answer."`
 	Vertical string          `json:"vertical,omitempty" example:"ecommerce" doc:"Extension: the business's industry, a vertical id of GET /api/assistant/v1/catalog, as in POST /api/v1/chat."`
 	Source   string          `json:"source,omitempty" maxLength:"200" doc:"Extension: a label of the calling integration, recorded with usage (default openai); never changes the answer."`
+
+	StreamOptions *openAIStreamOptions `json:"stream_options,omitempty" doc:"include_usage: true sends the usage in one more chunk, with no choices, before data: [DONE]; otherwise the closing chunk carries it."`
+	openAIUnsupported
+}
+
+type openAIStreamOptions struct {
+	IncludeUsage bool `json:"include_usage,omitempty"`
+}
+
+// openAIUnsupported are the parameters of chat completions that the
+// service cannot honour: sent with a value that asks for something (tools
+// to call, a JSON answer, log probabilities, audio), each is refused with
+// a 400 naming it, rather than ignored, so that a client never takes an
+// answer for what it did not ask. The other parameters (temperature,
+// max_tokens, seed, user, ...) are accepted and ignored: the turn is the
+// assistant's.
+type openAIUnsupported struct {
+	Tools          any   `json:"tools,omitempty" doc:"Refused (400, param tools) unless empty: the assistant calls its own tools only."`
+	ToolChoice     any   `json:"tool_choice,omitempty" doc:"Only none or auto; anything else is refused (400)."`
+	Functions      any   `json:"functions,omitempty" doc:"Refused (400) unless empty."`
+	FunctionCall   any   `json:"function_call,omitempty" doc:"Only none or auto; anything else is refused (400)."`
+	ResponseFormat any   `json:"response_format,omitempty" doc:"Only {type: text}: the answer is Markdown with citation tokens; json_object and json_schema are refused (400, param response_format)."`
+	Logprobs       *bool `json:"logprobs,omitempty" doc:"Only false: true is refused (400)."`
+	TopLogprobs    *int  `json:"top_logprobs,omitempty" doc:"Only 0 or absent."`
+	Modalities     any   `json:"modalities,omitempty" doc:"Only [\"text\"]."`
+	Audio          any   `json:"audio,omitempty" doc:"Refused (400): the answer is text."`
+}
+
+// emptyList reports whether v (decoded JSON) is absent, null or [].
+func emptyList(v any) bool {
+	l, ok := v.([]any)
+	return v == nil || (ok && len(l) == 0)
+}
+
+// noneOrAuto reports whether a tool_choice value asks for nothing.
+func noneOrAuto(v any) bool {
+	return v == nil || v == "none" || v == "auto"
+}
+
+// textFormat reports whether a response format (response_format of chat
+// completions, text.format of responses) asks for plain text.
+func textFormat(v any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	return ok && (m["type"] == nil || m["type"] == "text")
+}
+
+func unsupportedParam(param, what string) *openAIError {
+	return newOpenAIError(http.StatusBadRequest, fmt.Sprintf("The parameter %s is not supported: %s Remove it and send the request again.", param, what),
+		param, "unsupported_parameter")
+}
+
+// check refuses the parameters the service cannot honour.
+func (u *openAIUnsupported) check() error {
+	const tools = "the assistant calls its own tools (knowledge search, diagnosis) and returns no tool calls."
+	const format = "the assistant answers in Markdown text with citation tokens such as [framework:theory-of-constraints], never in JSON or to a schema; only {\"type\": \"text\"} is accepted."
+	switch {
+	case !emptyList(u.Tools):
+		return unsupportedParam("tools", tools)
+	case !noneOrAuto(u.ToolChoice):
+		return unsupportedParam("tool_choice", tools)
+	case !emptyList(u.Functions):
+		return unsupportedParam("functions", tools)
+	case !noneOrAuto(u.FunctionCall):
+		return unsupportedParam("function_call", tools)
+	case !textFormat(u.ResponseFormat):
+		return unsupportedParam("response_format", format)
+	case u.Logprobs != nil && *u.Logprobs:
+		return unsupportedParam("logprobs", "the service does not expose token probabilities.")
+	case u.TopLogprobs != nil && *u.TopLogprobs > 0:
+		return unsupportedParam("top_logprobs", "the service does not expose token probabilities.")
+	case u.Audio != nil:
+		return unsupportedParam("audio", "the answer is text only.")
+	}
+	if u.Modalities != nil {
+		l, ok := u.Modalities.([]any)
+		if !ok {
+			return unsupportedParam("modalities", "the answer is text only.")
+		}
+		for _, m := range l {
+			if m != "text" {
+				return unsupportedParam("modalities", "the answer is text only.")
+			}
+		}
+	}
+	return nil
 }
 
 type openAIMessage struct {
@@ -272,7 +361,7 @@ func (c *openAIContent) UnmarshalJSON(b []byte) error {
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type != "text" {
+		if p.Type != "text" && p.Type != "input_text" && p.Type != "output_text" {
 			c.nonText = true
 			continue
 		}
@@ -305,6 +394,9 @@ type openAIChatInput struct {
 // chatRequest maps the completion request onto POST /api/v1/chat's
 // request, then checks it with that endpoint's schema and rules.
 func (f *openAIFacade) chatRequest(in *openAIChatRequest) (chatRequest, error) {
+	if err := in.check(); err != nil {
+		return chatRequest{}, err
+	}
 	mode, ok := modeOfModel(in.Model)
 	if !ok {
 		return chatRequest{}, modelNotFound(in.Model)
@@ -411,6 +503,7 @@ type openAIChatCompletion struct {
 	Created   int64                     `json:"created" doc:"Unix time of the answer."`
 	Model     string                    `json:"model"`
 	Choices   []openAIChoice            `json:"choices"`
+	Usage     openAIUsage               `json:"usage" doc:"The tokens of the turn (see openAIUsage)."`
 	Assistant *openAIAssistantExtension `json:"x_assistant" doc:"Extension: reasoning_trace, rag_hits and confidence of the turn, as POST /api/v1/chat returns them."`
 }
 
@@ -431,8 +524,9 @@ type openAIChunk struct {
 	Object    string                    `json:"object"`
 	Created   int64                     `json:"created"`
 	Model     string                    `json:"model"`
-	Choices   []openAIChunkChoice       `json:"choices"`
-	Assistant *openAIAssistantExtension `json:"x_assistant,omitempty"`
+	Choices   []openAIChunkChoice       `json:"choices" doc:"One choice; empty in the usage chunk that stream_options.include_usage asks for."`
+	Usage     *openAIUsage              `json:"usage,omitempty" doc:"On the closing chunk (finish_reason stop), or on the extra last chunk when stream_options.include_usage is true."`
+	Assistant *openAIAssistantExtension `json:"x_assistant,omitempty" doc:"On the closing chunk: reasoning_trace, rag_hits and confidence of the turn."`
 }
 
 // openAIStream writes a turn as chat completion chunks: the role first,
@@ -453,16 +547,16 @@ func (st *openAIStream) data(v any) {
 	http.NewResponseController(st.w).Flush()
 }
 
-func (st *openAIStream) chunk(delta openAIDelta, finish *string, ext *openAIAssistantExtension) {
+func (st *openAIStream) chunk(delta openAIDelta, finish *string, ext *openAIAssistantExtension, usage *openAIUsage) {
 	st.data(openAIChunk{ID: st.id, Object: "chat.completion.chunk", Created: st.created, Model: st.model,
-		Choices: []openAIChunkChoice{{Delta: delta, FinishReason: finish}}, Assistant: ext})
+		Choices: []openAIChunkChoice{{Delta: delta, FinishReason: finish}}, Usage: usage, Assistant: ext})
 }
 
 // Hop implements chat.Events: the trace goes out with the closing chunk.
 func (st *openAIStream) Hop(chat.TraceItem) {}
 
 // Delta implements chat.Events.
-func (st *openAIStream) Delta(text string) { st.chunk(openAIDelta{Content: &text}, nil, nil) }
+func (st *openAIStream) Delta(text string) { st.chunk(openAIDelta{Content: &text}, nil, nil, nil) }
 
 // --- the handlers ---
 
@@ -487,6 +581,7 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 	}
 	id := "chatcmpl-" + RequestIDFrom(ctx)
 	created := s.Now().Unix()
+	ctx, meter := llm.WithUsageMeter(ctx)
 	if !in.Body.Stream {
 		resp, err := s.runTurn(ctx, req, nil)
 		if err != nil {
@@ -494,6 +589,7 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 		}
 		out := openAIChatCompletion{ID: id, Object: "chat.completion", Created: created, Model: in.Body.Model,
 			Choices:   []openAIChoice{{Message: openAIChoiceMessage{Role: "assistant", Content: resp.Response}, FinishReason: "stop"}},
+			Usage:     turnUsage(meter, body, resp.Response),
 			Assistant: extensionOf(resp)}
 		return &huma.StreamResponse{Body: func(hctx huma.Context) {
 			hctx.SetHeader("Content-Type", "application/json")
@@ -507,7 +603,7 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 		w, _ := hctx.BodyWriter().(http.ResponseWriter)
 		st := &openAIStream{w: w, id: id, model: in.Body.Model, created: created}
 		empty := ""
-		st.chunk(openAIDelta{Role: "assistant", Content: &empty}, nil, nil)
+		st.chunk(openAIDelta{Role: "assistant", Content: &empty}, nil, nil, nil)
 		resp, err := s.runTurn(ctx, req, st)
 		if err != nil {
 			// After the 200 went out, an error is a data line the
@@ -518,7 +614,15 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 			return
 		}
 		stop := "stop"
-		st.chunk(openAIDelta{}, &stop, extensionOf(resp))
+		usage := turnUsage(meter, body, resp.Response)
+		if in.Body.StreamOptions != nil && in.Body.StreamOptions.IncludeUsage {
+			// As OpenAI does: one more chunk, with no choice, carries it.
+			st.chunk(openAIDelta{}, &stop, extensionOf(resp), nil)
+			st.data(openAIChunk{ID: st.id, Object: "chat.completion.chunk", Created: st.created, Model: st.model,
+				Choices: []openAIChunkChoice{}, Usage: &usage})
+		} else {
+			st.chunk(openAIDelta{}, &stop, extensionOf(resp), &usage)
+		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
 		http.NewResponseController(w).Flush()
 	}}, nil
@@ -607,6 +711,7 @@ func (s *Server) registerOpenAI(api huma.API, authenticated func(huma.Operation)
 		},
 	}
 	huma.Register(api, op, f.completions)
+	f.registerResponses(api, withErrors)
 	huma.Register(api, withErrors(huma.Operation{
 		OperationID: "openaiListModels", Method: http.MethodGet, Path: openAIPrefix + "/models",
 		Summary:     "The assistant's personas as OpenAI models",

@@ -129,7 +129,8 @@ func TestOpenAIFacadeEqualsNativeChat(t *testing.T) {
 	}
 
 	// Streamed: the deltas add up to the same text; the closing chunk has
-	// finish_reason stop and the extension; then [DONE].
+	// finish_reason stop and the extension; then the usage chunk asked for
+	// and [DONE].
 	stream := strings.Replace(body, `"model"`, `"stream":true,"stream_options":{"include_usage":true},"model"`, 1)
 	r = f.do(t, "POST", completionsPath, stream, auth...)
 	if r.Code != 200 || !strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") {
@@ -148,8 +149,12 @@ func TestOpenAIFacadeEqualsNativeChat(t *testing.T) {
 	if len(lines) < 3 || lines[len(lines)-1] != "[DONE]" {
 		t.Fatalf("stream lines %v", lines)
 	}
+	// include_usage: the usage chunk, with no choice, comes before [DONE].
+	if usage := lines[len(lines)-2]; !strings.Contains(usage, `"choices":[],"usage":{`) {
+		t.Errorf("the chunk before [DONE] is %s, want the usage chunk", usage)
+	}
 	var last chunk
-	for i, l := range lines[:len(lines)-1] {
+	for i, l := range lines[:len(lines)-2] {
 		var ch chunk
 		if err := json.Unmarshal([]byte(l), &ch); err != nil || ch.Object != "chat.completion.chunk" || len(ch.Choices) != 1 {
 			t.Fatalf("chunk %d %s: %v", i, l, err)

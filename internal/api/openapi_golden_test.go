@@ -111,7 +111,7 @@ func TestOpenAPISecurityAndResponses(t *testing.T) {
 		t.Errorf("servers = %+v, want one relative server /", doc.Servers)
 	}
 	authenticated := map[string]bool{"GET /api/v1/key": true, "POST /api/v1/chat": true, "POST /api/v1/verify": true,
-		"POST /api/v1/openai/chat/completions": true, "GET /api/v1/openai/models": true, "GET /api/v1/openai/models/{model}": true,
+		"POST /api/v1/openai/chat/completions": true, "POST /api/v1/openai/responses": true, "GET /api/v1/openai/models": true, "GET /api/v1/openai/models/{model}": true,
 		"GET /api/v1/chat/turns/{id}": true}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {

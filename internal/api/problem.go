@@ -167,10 +167,14 @@ const (
 // useProblemErrors makes huma build its errors (validation, parsing, body
 // size) as our Problem: 400 instead of 422 for validation (D1), with the
 // request id; for an operation of the OpenAI-compatible facade, the same
-// error in OpenAI's shape (errorShapeKey). huma keeps this hook in package variables, so it is set once
+// error in OpenAI's shape (errorShapeKey); and arrays that are not
+// nullable. huma keeps these in package variables, so they are set once
 // per process; the function it installs holds no state.
 func useProblemErrors() {
 	installHumaErrors.Do(func() {
+		// An array is never sent as null, and null is not an array: a
+		// request with {"tokens": null} is 400.
+		huma.DefaultArrayNullable = false
 		build := func(ctx context.Context, status int, msg string, errs ...error) *Problem {
 			if status == http.StatusUnprocessableEntity {
 				status = http.StatusBadRequest

@@ -96,6 +96,7 @@ func (s *Server) handler() (http.Handler, []string) {
 	v1.wrap[http.MethodPost+" /api/v1/chat"] = keyLimit(writeProblem)
 	v1.wrap[http.MethodPost+" /api/v1/verify"] = keyLimit(writeProblem)
 	openai.wrap[http.MethodPost+" "+openAIPrefix+"/chat/completions"] = keyLimit(writeOpenAIProblem)
+	openai.wrap[http.MethodPost+" "+openAIPrefix+"/responses"] = keyLimit(writeOpenAIProblem)
 
 	// One OpenAPI document for the operations of every surface.
 	config := s.humaConfig()
@@ -225,6 +226,7 @@ func (s *Server) handler() (http.Handler, []string) {
 			Content:     map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject}}},
 		}},
 	})
+	refineOpenAPI(api.OpenAPI())
 	spec, err := json.Marshal(api.OpenAPI())
 	if err != nil {
 		panic(err) // the document is built from static declarations
@@ -272,7 +274,9 @@ func (s *Server) humaConfig() huma.Config {
 		"the knowledge base; and a description of the key itself. Without authentication, the public knowledge endpoints: " +
 		"counts, hover-card resolution of citation tokens, search, the catalog of verticals and constraint archetypes, " +
 		"the preview of an archetype's citations, and the citation leaderboard. " +
-		"Errors are RFC 9457 problem documents (application/problem+json); invalid input is 400, never 422."
+		"Errors are RFC 9457 problem documents (application/problem+json); invalid input is 400, never 422. " +
+		"Request bodies are read as JSON whatever their Content-Type says (fetch's default text/plain included): a body that is not JSON is 400, and 415 is never answered. " +
+		"Arrays are never null, and null is not accepted where an array is expected."
 	// A relative server: the paths are absolute, and "/" resolves against
 	// wherever the document was fetched from, so one document serves every
 	// deployment (behind a proxy, the service must be mounted at the root).

@@ -54,6 +54,7 @@ type schemaSet struct {
 }
 
 func newSchemaSet() *schemaSet {
+	useProblemErrors() // huma's defaults of this process (arrays not nullable)
 	return &schemaSet{reg: huma.NewMapRegistry("#/$defs/", huma.DefaultSchemaNamer)}
 }
 

@@ -70,10 +70,20 @@
 
     const conf = data.confidence || {};
     const level = conf.level || "none";
-    turn.append(el("div", { class: "pg-meta pg-confidence" },
-      el("span", { class: "pg-badge pg-level-" + level, text: "confidence " + level }),
-      el("span", { class: "pg-score", text: "score " + Number(conf.score || 0).toFixed(2) }),
-      el("span", { text: (conf.verifiedClaims || 0) + " of " + (conf.totalClaims || 0) + " claims verified" })));
+    // A decline (decision D29) cites nothing and uses no knowledge: say so,
+    // rather than "0 of 2 claims verified".
+    const declined = !(data.rag_hits || []).length && !/\[(framework|paper|blog):[a-z0-9_-]+\]/.test(data.response || "");
+    if (declined) {
+      turn.classList.add("pg-declined");
+      turn.append(el("div", { class: "pg-meta pg-confidence pg-decline" },
+        el("span", { class: "pg-badge pg-level-none", text: "declined" }),
+        el("span", { text: "The assistant declined: the question is outside what it answers (running a business, from the knowledge base and this workspace's knowledge), so it cited nothing and no claim was checked against a source." })));
+    } else {
+      turn.append(el("div", { class: "pg-meta pg-confidence" },
+        el("span", { class: "pg-badge pg-level-" + level, text: "confidence " + level }),
+        el("span", { class: "pg-score", text: "score " + Number(conf.score || 0).toFixed(2) }),
+        el("span", { text: (conf.verifiedClaims || 0) + " of " + (conf.totalClaims || 0) + " claims verified" })));
+    }
 
     const box = el("div", { class: "pg-details" });
     const verdicts = el("ol", { class: "pg-verdicts" });
@@ -117,7 +127,9 @@
 
     box.append(details("Raw JSON", "pg-raw-box", el("pre", { class: "pg-raw", text: JSON.stringify(data, null, 2) })));
     turn.append(box);
-    conversation.prepend(turn);
+    // Oldest first, as a conversation reads; the new turn is brought into view.
+    conversation.append(turn);
+    turn.scrollIntoView({ block: "start" });
   }
 
   function showError(msg) {

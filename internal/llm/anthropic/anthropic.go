@@ -141,6 +141,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		if err != nil {
 			return llm.Response{}, p.callError(ctx, raw, err)
 		}
+		reportUsage(ctx, msg)
 		return p.response(msg)
 	})
 }
@@ -184,8 +185,16 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 			}
 			return llm.Response{}, llm.Malformed(p.Name(), "stream ended before message_stop")
 		}
+		reportUsage(ctx, &msg)
 		return p.response(&msg)
 	})
+}
+
+// reportUsage passes the upstream's token counts on (llm.ReportUsage).
+func reportUsage(ctx context.Context, msg *anthropic.Message) {
+	if msg != nil && (msg.Usage.InputTokens > 0 || msg.Usage.OutputTokens > 0) {
+		llm.ReportUsage(ctx, llm.Usage{InputTokens: int(msg.Usage.InputTokens), OutputTokens: int(msg.Usage.OutputTokens)})
+	}
 }
 
 // params maps an llm.Request to the Messages request body.

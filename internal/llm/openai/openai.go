@@ -98,6 +98,7 @@ func (p *Provider) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		if err != nil {
 			return llm.Response{}, p.callError(ctx, raw, err)
 		}
+		reportUsage(ctx, completion)
 		return p.response(completion)
 	})
 }
@@ -114,6 +115,8 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 	}
 	return p.breaker.Do(func() (llm.Response, error) {
 		var raw *http.Response
+		// The usage comes in a last chunk, only when asked for.
+		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 		stream := p.svc.NewStreaming(ctx, params, option.WithResponseInto(&raw))
 		defer stream.Close()
 		var acc openai.ChatCompletionAccumulator
@@ -138,8 +141,17 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, onText func(stri
 			}
 			return llm.Response{}, llm.Malformed(p.Name(), "stream ended before a finish_reason")
 		}
+		reportUsage(ctx, &acc.ChatCompletion)
 		return p.response(&acc.ChatCompletion)
 	})
+}
+
+// reportUsage passes the upstream's token counts on (llm.ReportUsage);
+// a server that sends none reports nothing.
+func reportUsage(ctx context.Context, c *openai.ChatCompletion) {
+	if c != nil && (c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
+		llm.ReportUsage(ctx, llm.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)})
+	}
 }
 
 // params maps an llm.Request to the Chat Completions request body.

@@ -229,6 +229,7 @@ func TestWireFormat(t *testing.T) {
 			}
 			if tt.stream {
 				want["stream"] = true
+				want["stream_options"] = map[string]any{"include_usage": true}
 			}
 			got := up.requests()[0]
 			if !reflect.DeepEqual(got.Body, want) {

@@ -58,37 +58,37 @@ export interface ClientOptions {
   /** The service, such as "http://localhost:8080" (a trailing slash is ignored). */
   baseURL: string;
   /** Sent as "Authorization: Bearer KEY"; the /api/v1/ endpoints (chat, verify, key) need one. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** The fetch requests go through; the global fetch by default. */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /**
    * The retry policy of chat, chatStream and verify: absent fields take
    * DEFAULT_RETRY_POLICY's value (jitter 0 means none); false turns
    * retries off.
    */
-  retry?: Partial<RetryPolicy> | false;
+  retry?: Partial<RetryPolicy> | false | undefined;
   /** Replaces how the client waits between attempts (tests record waits with it). */
-  sleep?: SleepFunction;
+  sleep?: SleepFunction | undefined;
   /** Replaces the source of the backoff jitter: numbers in [0, 1). */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /** Extra headers sent with every request. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** Per-call options. */
 export interface CallOptions {
   /** Aborts the request, the stream, and any wait between attempts. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 interface Request {
   method: "GET" | "POST";
   path: string;
-  query?: URLSearchParams;
-  body?: unknown;
-  accept?: string;
-  prefer?: string;
-  retried?: boolean;
+  query?: URLSearchParams | undefined;
+  body?: unknown | undefined;
+  accept?: string | undefined;
+  prefer?: string | undefined;
+  retried?: boolean | undefined;
 }
 
 /** The default sleep: a timer that an abort signal cuts short. */

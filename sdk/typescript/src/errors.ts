@@ -9,9 +9,9 @@ export const ProblemType = {
 
 /** One invalid part of a request in a 400 problem. */
 export interface ProblemDetailItem {
-  message?: string;
-  location?: string;
-  value?: unknown;
+  message?: string | undefined;
+  location?: string | undefined;
+  value?: unknown | undefined;
 }
 
 /** An RFC 9457 problem document as the service sends it. */
@@ -19,10 +19,10 @@ export interface Problem {
   type: string;
   title: string;
   status: number;
-  detail?: string;
-  request_id?: string;
-  errors?: ProblemDetailItem[];
-  retry_after_seconds?: number;
+  detail?: string | undefined;
+  request_id?: string | undefined;
+  errors?: ProblemDetailItem[] | undefined;
+  retry_after_seconds?: number | undefined;
   [extension: string]: unknown;
 }
 

@@ -12,13 +12,13 @@ export interface ChatRequest {
   /** The user's message, 1 to 8000 characters after trimming. */
   message: string;
   /** Earlier turns, oldest first, at most 50. */
-  history?: HistoryItem[];
+  history?: HistoryItem[] | undefined;
   /** The persona; "operator" when absent. */
-  mode?: Mode;
+  mode?: Mode | undefined;
   /** An optional vertical id of the catalog (saas, ecommerce...). */
-  vertical?: string;
+  vertical?: string | undefined;
   /** Labels the calling integration; recorded with usage, never changes the answer. */
-  source?: string;
+  source?: string | undefined;
 }
 
 /** An earlier turn of the conversation. */
@@ -63,7 +63,7 @@ export interface Confidence {
   totalClaims: number;
   verifiedClaims: number;
   /** Chat answers only: how much of what was asked the verified claims address, 0 to 1. */
-  relevance?: number;
+  relevance?: number | undefined;
   verdicts: Verdict[];
 }
 
@@ -80,7 +80,7 @@ export interface Verdict {
   score: number;
   reason: string;
   /** Set on unsupported verdicts only. */
-  basis?: "no_evidence" | "insufficient";
+  basis?: "no_evidence" | "insufficient" | undefined;
 }
 
 /**
@@ -113,11 +113,11 @@ export interface VerifyRequest {
   /** Checked claim by claim, 1 to 8000 characters, with citation tokens written [type:slug]. */
   text: string;
   /** At most 100 tokens type:slug (no brackets) that claims citing nothing are checked against. */
-  citations?: string[];
+  citations?: string[] | undefined;
   /** The score, 0 to 1, a claim must reach to be verified; the service's default when absent. */
-  threshold?: number;
+  threshold?: number | undefined;
   /** Labels the calling integration. */
-  source?: string;
+  source?: string | undefined;
 }
 
 /** The API key making the request (GET /api/v1/key). */
@@ -193,9 +193,9 @@ export interface UnresolvedToken {
 export interface SearchParams {
   /** Required, 1 to 500 characters. */
   q: string;
-  type?: EntityType;
+  type?: EntityType | undefined;
   /** 1 to 50; the service's default (10) when absent. */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** The search results, best first. */
@@ -212,9 +212,9 @@ export interface SearchResult extends EntityCard {
 /** The query of GET /api/assistant/v1/leaderboard; absent fields take the defaults (30 days, 10 entries). */
 export interface LeaderboardParams {
   /** 1 to 365 */
-  days?: number;
+  days?: number | undefined;
   /** 1 to 100 */
-  limit?: number;
+  limit?: number | undefined;
 }
 
 /** The most cited entities of a window. */
@@ -240,8 +240,8 @@ export interface LeaderboardEntry {
 /** The body of POST /api/assistant/v1/preview: vertical and exactly one of archetype_id and free_text. */
 export interface PreviewRequest {
   vertical: string;
-  archetype_id?: string;
-  free_text?: string;
+  archetype_id?: string | undefined;
+  free_text?: string | undefined;
 }
 
 /** The citation block the assistant would produce for a constraint archetype in a vertical. */
@@ -256,7 +256,7 @@ export interface Preview {
 export interface PreviewItem {
   id: string;
   name: string;
-  description?: string;
+  description?: string | undefined;
 }
 
 export interface PreviewMatch {

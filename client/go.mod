@@ -1,0 +1,3 @@
+module github.com/constraintlab/assistant/client
+
+go 1.23
