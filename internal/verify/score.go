@@ -45,6 +45,32 @@ var (
 		"cannot": true, "nobody": true, "nothing": true, "neither": true}
 )
 
+// yearRange is a range of years whose end is written with two digits
+// ("2018–19", "1992-93"), not followed by more of a date ("2018-05-12").
+var yearRange = regexp.MustCompile(`\b(1[6-9]|20)(\d\d)\s?[–-]\s?(\d\d)\b(?:[^–\-\d]|$)`)
+
+// numbersOf returns the numbers written in digits in text, normalised
+// ("260,000" is 260000); the end of a range of years written with two
+// digits is the full year ("2018–19" states 2018 and 2019).
+func numbersOf(text string) []string {
+	ends := map[int]string{} // offset of a range's two-digit end -> its full year
+	for _, m := range yearRange.FindAllStringSubmatchIndex(text, -1) {
+		century, from, to := text[m[2]:m[3]], text[m[4]:m[5]], text[m[6]:m[7]]
+		if to > from {
+			ends[m[6]] = century + to
+		}
+	}
+	var out []string
+	for _, m := range numberPattern.FindAllStringIndex(text, -1) {
+		if year, ok := ends[m[0]]; ok {
+			out = append(out, year)
+			continue
+		}
+		out = append(out, strings.TrimRight(strings.ReplaceAll(text[m[0]:m[1]], ",", ""), "."))
+	}
+	return out
+}
+
 // clauseBreak ends the scope of a negation.
 var clauseBreak = regexp.MustCompile(`[,;:.!?"“”()\[\]–—]+`)
 
@@ -113,10 +139,7 @@ func analyse(text string, claim bool) unit {
 			u.bareNegations++
 		}
 	}
-	for _, m := range numberPattern.FindAllString(text, -1) {
-		n := strings.TrimRight(strings.ReplaceAll(m, ",", ""), ".")
-		u.numbers = append(u.numbers, n)
-	}
+	u.numbers = numbersOf(text)
 	for _, w := range u.words {
 		if n, ok := numberWords[w]; ok {
 			u.numbers = append(u.numbers, n)
@@ -305,6 +328,7 @@ const (
 	fPlain
 	fNeg
 	fAntonym
+	fMissNameLog
 	nFeatures
 )
 
@@ -315,17 +339,18 @@ var featureSet = [nFeatures]struct {
 	name    string
 	compute func(*scoring) float64
 }{
-	fBest:       {"best", (*scoring).bestWindow},
-	fGreedy:     {"greedy3", (*scoring).greedyCover},
-	fUnion:      {"union", (*scoring).unionCover},
-	fSubMin:     {"submin", (*scoring).weakestPart},
-	fMissNum:    {"missnum", (*scoring).missingNumbers},
-	fMissName:   {"missname", (*scoring).missingNames},
-	fLen:        {"len", (*scoring).length},
-	fMissWeight: {"missweight", (*scoring).missingWeight},
-	fPlain:      {"plain", (*scoring).plainCover},
-	fNeg:        {"negation", (*scoring).negationContrast},
-	fAntonym:    {"antonym", (*scoring).antonymContrast},
+	fBest:        {"best", (*scoring).bestWindow},
+	fGreedy:      {"greedy3", (*scoring).greedyCover},
+	fUnion:       {"union", (*scoring).unionCover},
+	fSubMin:      {"submin", (*scoring).weakestPart},
+	fMissNum:     {"missnum", (*scoring).missingNumbers},
+	fMissName:    {"missname", (*scoring).missingNames},
+	fLen:         {"len", (*scoring).length},
+	fMissWeight:  {"missweight", (*scoring).missingWeight},
+	fPlain:       {"plain", (*scoring).plainCover},
+	fNeg:         {"negation", (*scoring).negationContrast},
+	fAntonym:     {"antonym", (*scoring).antonymContrast},
+	fMissNameLog: {"missnamelog", (*scoring).missingNamesLog},
 }
 
 var featureNames = func() (names [nFeatures]string) {
@@ -486,11 +511,50 @@ func (s *scoring) missingNumbers() float64 {
 func (s *scoring) missingNames() float64 {
 	n := 0
 	for _, name := range s.claim.names {
-		if !s.ev.words[name] && len(s.ev.postings[textproc.Stem(name)]) == 0 {
+		if !s.ev.usesName(name) {
 			n++
 		}
 	}
 	return float64(n)
+}
+
+// missingNamesLog is the log of one more than missingNames: the first
+// missing name says the most.
+func (s *scoring) missingNamesLog() float64 { return math.Log1p(s.missingNames()) }
+
+// monthAbbreviations are the short forms of the months' names.
+var monthAbbreviations = map[string][]string{"january": {"jan"}, "february": {"feb"}, "march": {"mar"}, "april": {"apr"},
+	"june": {"jun"}, "july": {"jul"}, "august": {"aug"}, "september": {"sep", "sept"}, "october": {"oct"},
+	"november": {"nov"}, "december": {"dec"}}
+
+// demonymEndings are the endings that make a people's or a language's
+// name from a place's (Libya/Libyan, Canada/Canadian, Japan/Japanese).
+var demonymEndings = []string{"ian", "an", "n", "ese", "ish", "i"}
+
+// usesName reports whether the evidence uses a name of a claim (a
+// lowercase word): as a word or a form of it, a month by its abbreviation
+// ("Nov 10" for "November"), a people by its place ("Libya" for
+// "Libyan": a word of at most two letters more than the name without a
+// demonym ending, of at least four letters, starting it).
+func (ev *evidence) usesName(name string) bool {
+	if ev.words[name] || len(ev.postings[textproc.Stem(name)]) > 0 {
+		return true
+	}
+	if slices.ContainsFunc(monthAbbreviations[name], func(a string) bool { return ev.words[a] }) {
+		return true
+	}
+	for _, end := range demonymEndings {
+		root, ok := strings.CutSuffix(name, end)
+		if !ok || len(root) < 4 {
+			continue
+		}
+		for w := range ev.words {
+			if strings.HasPrefix(w, root) && len(w) <= len(root)+2 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // length is the log of the number of the claim's content terms.

@@ -12,10 +12,10 @@
 //  2. support: the claim's score is the probability that one source
 //     supports all of it, from a logistic model (model.go, fit on the WiCE
 //     development set) over rarity-weighted word coverage of the best
-//     passage or window of two neighbouring passages, coverage reached by
-//     up to three passages together, and the numbers and names of the
-//     claim the source never mentions; a number the source never states
-//     caps the probability at 0.05. A phrase quoted word for word from the
+//     passage or window of two neighbouring passages, the numbers of the
+//     claim the source never states and the names it never uses (a month
+//     is also met by its abbreviation, a people's name by its place's); a
+//     number the source never states caps the probability at 0.05. A phrase quoted word for word from the
 //     source supports the claim when the rest of it holds. The claim is
 //     verified when the score reaches Threshold.
 //
