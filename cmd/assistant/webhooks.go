@@ -274,7 +274,7 @@ func webhooksList(ctx context.Context, e env, args []string) error {
 	return tw.Flush()
 }
 
-// oneEndpoint is the single positional argument of an endpoint subcommand.
+// oneArg is the single positional argument of a subcommand.
 func oneArg(rest []string, what string) (string, error) {
 	if len(rest) != 1 {
 		return "", fmt.Errorf("%w: expected one %s", errUsage, what)
@@ -282,29 +282,12 @@ func oneArg(rest []string, what string) (string, error) {
 	return rest[0], nil
 }
 
-func webhooksRollSecret(ctx context.Context, e env, args []string) error {
+// endpointCommand runs a subcommand that acts on one endpoint of a
+// workspace (`webhooks VERB ID --workspace W`): it opens the store, reads
+// the id and hands both to act.
+func endpointCommand(ctx context.Context, e env, verb string, args []string,
+	act func(db *backend, m *webhook.Endpoints, workspace, id string) error) error {
 	var workspace string
-	db, m, rest, err := openWebhooks(ctx, e, "webhooks roll-secret ID --workspace W", args, &workspace, nil)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	id, err := oneArg(rest, "endpoint id")
-	if err != nil {
-		return err
-	}
-	secret, err := m.RollSecret(ctx, workspace, id)
-	if err != nil {
-		return err
-	}
-	cliAudit(ctx, db, e, workspace, "webhook.secret_rolled", id, "")
-	fmt.Fprintf(e.stdout, "Endpoint %s signs with a new secret from now on; the old one no longer verifies. Shown only now:\n%s\n", id, secret)
-	return nil
-}
-
-func webhooksSetEnabled(ctx context.Context, e env, args []string, on bool) error {
-	var workspace string
-	verb := map[bool]string{true: "enable", false: "disable"}[on]
 	db, m, rest, err := openWebhooks(ctx, e, "webhooks "+verb+" ID --workspace W", args, &workspace, nil)
 	if err != nil {
 		return err
@@ -314,31 +297,42 @@ func webhooksSetEnabled(ctx context.Context, e env, args []string, on bool) erro
 	if err != nil {
 		return err
 	}
-	if _, err := m.SetEnabled(ctx, workspace, id, on); err != nil {
-		return err
-	}
-	cliAudit(ctx, db, e, workspace, "webhook."+verb+"d", id, "")
-	fmt.Fprintf(e.stdout, "Endpoint %s is %sd.\n", id, verb)
-	return nil
+	return act(db, m, workspace, id)
+}
+
+func webhooksRollSecret(ctx context.Context, e env, args []string) error {
+	return endpointCommand(ctx, e, "roll-secret", args, func(db *backend, m *webhook.Endpoints, workspace, id string) error {
+		secret, err := m.RollSecret(ctx, workspace, id)
+		if err != nil {
+			return err
+		}
+		cliAudit(ctx, db, e, workspace, "webhook.secret_rolled", id, "")
+		fmt.Fprintf(e.stdout, "Endpoint %s signs with a new secret from now on; the old one no longer verifies. Shown only now:\n%s\n", id, secret)
+		return nil
+	})
+}
+
+func webhooksSetEnabled(ctx context.Context, e env, args []string, on bool) error {
+	verb := map[bool]string{true: "enable", false: "disable"}[on]
+	return endpointCommand(ctx, e, verb, args, func(db *backend, m *webhook.Endpoints, workspace, id string) error {
+		if _, err := m.SetEnabled(ctx, workspace, id, on); err != nil {
+			return err
+		}
+		cliAudit(ctx, db, e, workspace, "webhook."+verb+"d", id, "")
+		fmt.Fprintf(e.stdout, "Endpoint %s is %sd.\n", id, verb)
+		return nil
+	})
 }
 
 func webhooksDelete(ctx context.Context, e env, args []string) error {
-	var workspace string
-	db, _, rest, err := openWebhooks(ctx, e, "webhooks delete ID --workspace W", args, &workspace, nil)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	id, err := oneArg(rest, "endpoint id")
-	if err != nil {
-		return err
-	}
-	if err := db.DeleteWebhookEndpoint(ctx, workspace, id); err != nil {
-		return err
-	}
-	cliAudit(ctx, db, e, workspace, "webhook.deleted", id, "")
-	fmt.Fprintf(e.stdout, "Deleted endpoint %s and its delivery log.\n", id)
-	return nil
+	return endpointCommand(ctx, e, "delete", args, func(db *backend, _ *webhook.Endpoints, workspace, id string) error {
+		if err := db.DeleteWebhookEndpoint(ctx, workspace, id); err != nil {
+			return err
+		}
+		cliAudit(ctx, db, e, workspace, "webhook.deleted", id, "")
+		fmt.Fprintf(e.stdout, "Deleted endpoint %s and its delivery log.\n", id)
+		return nil
+	})
 }
 
 func webhooksDeliveries(ctx context.Context, e env, args []string) error {
