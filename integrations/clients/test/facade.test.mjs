@@ -2,13 +2,15 @@
 // the official openai package (Chat Completions and the Responses API) and
 // the AI SDK (@ai-sdk/openai's default provider, which uses the Responses
 // API, and @ai-sdk/openai-compatible, which uses Chat Completions), plain
-// and streaming, each reporting usage; and the parameters the service
+// and streaming, each reporting usage; LangChain's ChatOpenAI, plain, and
+// its withStructuredOutput refused; and the parameters the service
 // cannot honour refused with a 400 that names them.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { ChatOpenAI } from "@langchain/openai";
 import { generateText, streamText } from "ai";
 import OpenAI from "openai";
 
@@ -18,7 +20,7 @@ import { nativeChat, startService } from "./service.mjs";
 let svc;
 
 before(async () => {
-  svc = await startService(["responses", "completions", "aisdk", "compatible", "params"]);
+  svc = await startService(["responses", "completions", "aisdk", "compatible", "params", "langchain"]);
 });
 
 after(async () => {
@@ -178,5 +180,26 @@ describe("AI SDK", () => {
     assert.equal(text, native.body.response);
     const usage = await streamed.usage;
     assert.ok(usage.inputTokens > 0 && usage.outputTokens > 0, JSON.stringify(usage));
+  });
+});
+
+describe("LangChain", () => {
+  test("LangChain's withStructuredOutput is refused with a 400 naming response_format", async () => {
+    const model = new ChatOpenAI({
+      model: "assistant-operator",
+      apiKey: svc.keys.langchain,
+      configuration: { baseURL: facade() },
+      maxRetries: 0,
+    });
+    // Plain invocation works: LangChain talks to the facade unmodified.
+    const plain = await model.invoke("Orders ship late because packing cannot keep up");
+    assert.match(String(plain.content), /\[(framework|paper|blog):/);
+    const structured = model.withStructuredOutput(
+      { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
+      { name: "answer", method: "jsonSchema" },
+    );
+    const err = await structured.invoke("Orders ship late").then(() => assert.fail("no error"), (e) => e);
+    assert.equal(err.status ?? err.cause?.status, 400, String(err));
+    assert.match(String(err.message), /response_format/);
   });
 });
