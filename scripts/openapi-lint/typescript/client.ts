@@ -5,6 +5,7 @@ import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 type Verdict = components["schemas"]["Verdict"];
+type ChatResponse = components["schemas"]["Response"];
 
 export function evidenceToken(v: Verdict): string | null {
   // evidence is null when no passage decided the verdict: the type says so.
@@ -18,11 +19,14 @@ export async function demo(baseUrl: string, key: string): Promise<string[]> {
     headers: { Authorization: `Bearer ${key}` },
     body: { message: "Orders ship late", mode: "operator", vertical: "ecommerce" },
   });
-  // 200 is JSON or, with Accept: text/event-stream, the stream as text.
-  if (chat.data && typeof chat.data !== "string") {
-    out.push(chat.data.response, chat.data.confidence.level);
-    for (const v of chat.data.confidence.verdicts) out.push(evidenceToken(v) ?? "no evidence");
-    for (const h of chat.data.rag_hits) out.push(h.source);
+  // 200 is JSON or, with Accept: text/event-stream, the stream as text;
+  // 202 (only with Prefer: respond-async, not sent here) is a queued
+  // turn's state.
+  const answer = chat.response.status === 200 ? (chat.data as ChatResponse | string | undefined) : undefined;
+  if (answer && typeof answer !== "string") {
+    out.push(answer.response, answer.confidence.level);
+    for (const v of answer.confidence.verdicts) out.push(evidenceToken(v) ?? "no evidence");
+    for (const h of answer.rag_hits) out.push(h.source);
   } else if (chat.error) {
     out.push(chat.error.detail ?? "", String(chat.error.status));
   }
