@@ -25,14 +25,28 @@ const (
 const webhookDeliveriesShown = 100
 
 func (h *Handler) addWebhookRoutes(mux *http.ServeMux) {
-	mux.Handle("GET /admin/webhooks", h.page(h.requireUser(h.webhooksPage)))
-	mux.Handle("POST /admin/webhooks", h.page(h.requireUser(h.createWebhook)))
-	mux.Handle("GET /admin/webhooks/{id}/secret", h.page(h.requireUser(h.webhookSecret)))
-	mux.Handle("POST /admin/webhooks/{id}/roll", h.page(h.requireUser(h.rollWebhookSecret)))
-	mux.Handle("POST /admin/webhooks/{id}/enable", h.page(h.requireUser(h.enableWebhook(true))))
-	mux.Handle("POST /admin/webhooks/{id}/disable", h.page(h.requireUser(h.enableWebhook(false))))
-	mux.Handle("POST /admin/webhooks/{id}/delete", h.page(h.requireUser(h.deleteWebhook)))
-	mux.Handle("POST /admin/webhooks/deliveries/{id}/resend", h.page(h.requireUser(h.resendDelivery)))
+	route := func(pattern string, fn func(http.ResponseWriter, *http.Request, *sessionUser) error) {
+		mux.Handle(pattern, h.page(h.requireUser(h.needWebhooks(fn))))
+	}
+	route("GET /admin/webhooks", h.webhooksPage)
+	route("POST /admin/webhooks", h.createWebhook)
+	route("GET /admin/webhooks/{id}/secret", h.webhookSecret)
+	route("POST /admin/webhooks/{id}/roll", h.rollWebhookSecret)
+	route("POST /admin/webhooks/{id}/enable", h.enableWebhook(true))
+	route("POST /admin/webhooks/{id}/disable", h.enableWebhook(false))
+	route("POST /admin/webhooks/{id}/delete", h.deleteWebhook)
+	route("POST /admin/webhooks/deliveries/{id}/resend", h.resendDelivery)
+}
+
+// needWebhooks answers 404 for every webhook page of a deployment that
+// offers none (Handler.Webhooks unset), after the login check.
+func (h *Handler) needWebhooks(fn func(http.ResponseWriter, *http.Request, *sessionUser) error) func(http.ResponseWriter, *http.Request, *sessionUser) error {
+	return func(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+		if h.Webhooks == nil {
+			return errWebhooksUnavailable
+		}
+		return fn(w, r, u)
+	}
 }
 
 var errWebhooksUnavailable = &pageError{status: http.StatusNotFound, title: "Not available", message: "Webhooks are not available in this deployment."}
@@ -44,9 +58,6 @@ func (h *Handler) webhooksPage(w http.ResponseWriter, r *http.Request, u *sessio
 // showWebhooks renders the page, with an error and the form's values
 // when a creation was refused.
 func (h *Handler) showWebhooks(w http.ResponseWriter, r *http.Request, u *sessionUser, status int, formErr, formURL string, formTypes []string) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	ctx := r.Context()
 	eps, err := h.Webhooks.Store.WebhookEndpoints(ctx, u.Workspace)
 	if err != nil {
@@ -76,9 +87,6 @@ func (h *Handler) showWebhooks(w http.ResponseWriter, r *http.Request, u *sessio
 }
 
 func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	ctx := r.Context()
 	url := strings.TrimSpace(r.PostFormValue("url"))
 	types, err := webhook.ParseEventTypes(r.PostForm["events"]...)
@@ -110,9 +118,6 @@ func (h *Handler) showSecretOnce(w http.ResponseWriter, r *http.Request, id, sec
 }
 
 func (h *Handler) webhookSecret(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	ctx := r.Context()
 	ep, err := h.Webhooks.Store.WebhookEndpoint(ctx, u.Workspace, r.PathValue("id"))
 	if err != nil {
@@ -131,9 +136,6 @@ func (h *Handler) webhookSecret(w http.ResponseWriter, r *http.Request, u *sessi
 }
 
 func (h *Handler) rollWebhookSecret(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	id := r.PathValue("id")
 	secret, err := h.Webhooks.RollSecret(r.Context(), u.Workspace, id)
 	if err != nil {
@@ -149,9 +151,6 @@ func (h *Handler) rollWebhookSecret(w http.ResponseWriter, r *http.Request, u *s
 
 func (h *Handler) enableWebhook(on bool) func(http.ResponseWriter, *http.Request, *sessionUser) error {
 	return func(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-		if h.Webhooks == nil {
-			return errWebhooksUnavailable
-		}
 		ep, err := h.Webhooks.SetEnabled(r.Context(), u.Workspace, r.PathValue("id"), on)
 		if err != nil {
 			return err
@@ -168,9 +167,6 @@ func (h *Handler) enableWebhook(on bool) func(http.ResponseWriter, *http.Request
 }
 
 func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	ctx := r.Context()
 	ep, err := h.Webhooks.Store.WebhookEndpoint(ctx, u.Workspace, r.PathValue("id"))
 	if err != nil {
@@ -186,9 +182,6 @@ func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request, u *sessi
 }
 
 func (h *Handler) resendDelivery(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	if h.Webhooks == nil {
-		return errWebhooksUnavailable
-	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
 		return errNotFound

@@ -77,18 +77,11 @@ func (s *Server) chatTurn(ctx context.Context, in *chatInput) (*huma.StreamRespo
 		if err != nil {
 			return nil, s.chatProblem(ctx, err)
 		}
-		return &huma.StreamResponse{Body: func(hctx huma.Context) {
-			hctx.SetHeader("Content-Type", "application/json")
-			json.NewEncoder(hctx.BodyWriter()).Encode(resp)
-		}}, nil
+		return jsonAnswer(resp), nil
 	}
 
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		hctx.SetHeader("Content-Type", "text/event-stream")
-		hctx.SetHeader("X-Accel-Buffering", "no")
-		hctx.SetStatus(http.StatusOK)
-		w, _ := hctx.BodyWriter().(http.ResponseWriter)
-		stream := &eventStream{w: w}
+		stream := &eventStream{w: startEventStream(hctx)}
 		resp, err := s.runTurn(ctx, req, stream)
 		if err != nil {
 			p := s.chatProblem(ctx, err)
@@ -248,4 +241,24 @@ func allowKey(ctx context.Context, lim assistant.Limiter, key assistant.APIKey, 
 		return lim.AllowLimit(ctx, key.ID, limit)
 	}
 	return lim.Allow(ctx, key.ID)
+}
+
+// jsonAnswer writes v as a 200 JSON answer: the chat operations answer
+// through huma.StreamResponse (they stream when asked), so their plain
+// answers are written the same way.
+func jsonAnswer(v any) *huma.StreamResponse {
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		hctx.SetHeader("Content-Type", "application/json")
+		json.NewEncoder(hctx.BodyWriter()).Encode(v)
+	}}
+}
+
+// startEventStream starts a 200 text/event-stream answer that proxies must
+// not buffer, and returns the writer its events go to.
+func startEventStream(hctx huma.Context) http.ResponseWriter {
+	hctx.SetHeader("Content-Type", "text/event-stream")
+	hctx.SetHeader("X-Accel-Buffering", "no")
+	hctx.SetStatus(http.StatusOK)
+	w, _ := hctx.BodyWriter().(http.ResponseWriter)
+	return w
 }

@@ -591,17 +591,10 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 			Choices:   []openAIChoice{{Message: openAIChoiceMessage{Role: "assistant", Content: resp.Response}, FinishReason: "stop"}},
 			Usage:     turnUsage(meter, body, resp.Response),
 			Assistant: extensionOf(resp)}
-		return &huma.StreamResponse{Body: func(hctx huma.Context) {
-			hctx.SetHeader("Content-Type", "application/json")
-			json.NewEncoder(hctx.BodyWriter()).Encode(out)
-		}}, nil
+		return jsonAnswer(out), nil
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		hctx.SetHeader("Content-Type", "text/event-stream")
-		hctx.SetHeader("X-Accel-Buffering", "no")
-		hctx.SetStatus(http.StatusOK)
-		w, _ := hctx.BodyWriter().(http.ResponseWriter)
-		st := &openAIStream{w: w, id: id, model: in.Body.Model, created: created}
+		st := &openAIStream{w: startEventStream(hctx), id: id, model: in.Body.Model, created: created}
 		empty := ""
 		st.chunk(openAIDelta{Role: "assistant", Content: &empty}, nil, nil, nil)
 		resp, err := s.runTurn(ctx, req, st)
@@ -623,8 +616,8 @@ func (f *openAIFacade) completions(ctx context.Context, in *openAIChatInput) (*h
 		} else {
 			st.chunk(openAIDelta{}, &stop, extensionOf(resp), &usage)
 		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
-		http.NewResponseController(w).Flush()
+		fmt.Fprint(st.w, "data: [DONE]\n\n")
+		http.NewResponseController(st.w).Flush()
 	}}, nil
 }
 

@@ -290,17 +290,10 @@ func (f *openAIFacade) responses(ctx context.Context, in *openAIResponsesInput) 
 			return nil, openAIErrorFromProblem(s.chatProblem(ctx, err))
 		}
 		completeResponse(&obj, msgID, resp, turnUsage(meter, body, resp.Response))
-		return &huma.StreamResponse{Body: func(hctx huma.Context) {
-			hctx.SetHeader("Content-Type", "application/json")
-			json.NewEncoder(hctx.BodyWriter()).Encode(obj)
-		}}, nil
+		return jsonAnswer(obj), nil
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		hctx.SetHeader("Content-Type", "text/event-stream")
-		hctx.SetHeader("X-Accel-Buffering", "no")
-		hctx.SetStatus(http.StatusOK)
-		w, _ := hctx.BodyWriter().(http.ResponseWriter)
-		st := &responsesStream{w: w, msgID: msgID}
+		st := &responsesStream{w: startEventStream(hctx), msgID: msgID}
 		started := obj
 		st.send(openAIResponseEvent{Type: "response.created", Response: &started})
 		st.send(openAIResponseEvent{Type: "response.in_progress", Response: &started})

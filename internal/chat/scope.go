@@ -161,6 +161,7 @@ func assessText(text string) Scope {
 	lex := loadLexicon()
 	s := Scope{Language: textproc.Language(text)}
 	words := textproc.Words(text)
+	written := len(words) // the message's own words, before any translation
 	if s.Language != "en" && s.Language != "" {
 		s.Understood = textproc.TranslateBusinessWords(text)
 		words = append(words, s.Understood...)
@@ -177,7 +178,7 @@ func assessText(text string) Scope {
 	}
 	// The everyday phrases the search vocabulary knows ("cold calls",
 	// "send me some info", "no shows") describe business situations too.
-	for _, p := range knowledge.DefaultVocabulary().Phrasings(text) {
+	for _, p := range knowledge.DefaultVocabulary().Phrasings(stems[:written]) {
 		if !slices.Contains(strong, p) {
 			strong = append(strong, p)
 		}

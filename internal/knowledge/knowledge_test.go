@@ -182,12 +182,16 @@ func TestVocabularyPhrasings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := v.Phrasings("Cold calls and more cold calls; stock and No-Shows")
+	var stems []string
+	for _, w := range textproc.Words("Cold calls and more cold calls; stock and No-Shows") {
+		stems = append(stems, textproc.Stem(w))
+	}
+	got := v.Phrasings(stems)
 	want := []string{textproc.Stem("cold") + " " + textproc.Stem("call"), "no " + textproc.Stem("show")}
 	if !slices.Equal(got, want) {
 		t.Errorf("Phrasings = %q, want %q", got, want)
 	}
-	if got := (*knowledge.Vocabulary)(nil).Phrasings("cold calls"); got != nil {
+	if got := (*knowledge.Vocabulary)(nil).Phrasings(stems); got != nil {
 		t.Errorf("a nil vocabulary found %q", got)
 	}
 }

@@ -202,19 +202,19 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 
 // Phrasings returns the everyday phrases of several words (the triggers
 // of its lines, such as "cold calls" or "send me some info") that occur in
-// text, each as its stemmed words joined by spaces, first occurrence first.
+// a text given as its words' stems (textproc.Stem of textproc.Words, in
+// order), each as its stems joined by spaces, first occurrence first.
 // Each is a way people describe a business situation, so the scope rule
 // counts them as business words (internal/chat). Single-word triggers are
 // left out: alone, a word like "stock" or "returns" says too little.
-func (v *Vocabulary) Phrasings(text string) []string {
+func (v *Vocabulary) Phrasings(stems []string) []string {
 	if v == nil {
 		return nil
 	}
-	ws := stemAll(words(text))
 	var out []string
-	for i, st := range ws {
+	for i, st := range stems {
 		for _, t := range v.byFirstStem[st] {
-			if len(t.stems) < 2 || i+len(t.stems) > len(ws) || !slices.Equal(ws[i:i+len(t.stems)], t.stems) {
+			if len(t.stems) < 2 || i+len(t.stems) > len(stems) || !slices.Equal(stems[i:i+len(t.stems)], t.stems) {
 				continue
 			}
 			if p := strings.Join(t.stems, " "); !slices.Contains(out, p) {
