@@ -2,6 +2,7 @@ package chat
 
 import (
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -107,9 +108,21 @@ func mergeScope(s, before tooling.Scope) tooling.Scope {
 func withoutInjection(text string, lex *lexicon) (string, bool) {
 	var kept []string
 	dropped := false
-	for _, s := range textproc.Sentences(text) {
+	injects := func(s string) bool {
 		folded := foldCase(s)
-		if slices.ContainsFunc(lex.injection, func(sh shape) bool { return sh.find(s, folded) != "" }) {
+		return slices.ContainsFunc(lex.injection, func(sh shape) bool { return sh.find(s, folded) != "" })
+	}
+	// A bracketed notice ("[SYSTEM UPDATE: ...]") is dropped on its own,
+	// so the question written after it is still read.
+	text = bracketed.ReplaceAllStringFunc(text, func(b string) string {
+		if injects(b) {
+			dropped = true
+			return " "
+		}
+		return b
+	})
+	for _, s := range textproc.Sentences(text) {
+		if injects(s) {
 			dropped = true
 			continue
 		}
@@ -117,6 +130,9 @@ func withoutInjection(text string, lex *lexicon) (string, bool) {
 	}
 	return strings.Join(kept, " "), dropped
 }
+
+// bracketed finds a bracketed span of a message.
+var bracketed = regexp.MustCompile(`\[[^\[\]]{1,400}\]`)
 
 // careTopicOf returns the first subject never advised on that the text
 // shows, or nil.
@@ -174,7 +190,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	var out []tooling.KeyTerm
 	seen := map[string]bool{}
 	for _, w := range textproc.Words(text) {
-		if textproc.IsStopWord(w) || len(w) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 {
+		if textproc.IsStopWord(w) || len(w) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 || quantity(w) {
 			continue
 		}
 		st := textproc.Stem(w)
@@ -196,6 +212,24 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity})
 	}
 	return out
+}
+
+// quantity reports whether a word is a number with a unit or an ordinal
+// ("40k", "2x", "3rd", "1990s", "9am"): it places the question but is
+// never a subject the knowledge base could cover. A digit followed by a
+// longer word ("3pl", "b2b") is a name, not a quantity.
+func quantity(w string) bool {
+	i := strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' && r != ',' })
+	if i <= 0 {
+		return false
+	}
+	return quantityUnits[w[i:]]
+}
+
+var quantityUnits = map[string]bool{
+	"k": true, "m": true, "mm": true, "b": true, "bn": true, "x": true, "st": true, "nd": true, "rd": true, "th": true,
+	"s": true, "h": true, "hr": true, "hrs": true, "min": true, "mins": true, "mo": true, "yr": true, "yrs": true,
+	"am": true, "pm": true, "ms": true, "kg": true, "lb": true, "lbs": true, "km": true, "gb": true, "mb": true, "tb": true, "pct": true,
 }
 
 // sourceNames are the names a message gives to a source it asks to have

@@ -224,14 +224,27 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// as evidence.
 		citeAll(p.pick(t.supporting(), min(n, 1), pickRule{least: minOverlap, statements: true}, "idea", "summary"))
 	case "metrics":
-		for _, m := range t.metrics() {
-			if len(out) < n && p.fresh(m) {
+		// Only the numbers that bear on what was asked: the catalog lists
+		// every number of a constraint, and a list that ignores the
+		// question is noise the reader has to skip.
+		// A clear diagnosis matched the situation itself: its first two
+		// numbers to watch stand whatever their words.
+		for i, m := range t.metrics() {
+			if len(out) < n && (p.shares(m) || i < 2 && t.diagnosisLeads()) && p.fresh(m) {
 				out = append(out, upperFirst(m))
 			}
 		}
 	case "questions", "checks":
-		for _, q := range t.rankedQuestions() {
-			if len(out) < n && p.fresh(q) {
+		// The questions a fitting framework's card asks come first, cited:
+		// they belong to the knowledge that answers. The persona's own
+		// questions follow; past the first, only those that share
+		// something with what was asked.
+		citeAll(p.pick(t.fitting(p), min(n, 1), pickRule{least: minOverlap, questions: true}, "idea"))
+		for i, q := range t.rankedQuestions() {
+			if len(out) >= n || (i > 0 || len(out) > 0) && !p.shares(q) {
+				break
+			}
+			if p.fresh(q) {
 				if kind == "questions" {
 					q = "\"" + q + "\""
 				}

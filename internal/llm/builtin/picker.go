@@ -202,6 +202,9 @@ type pickRule struct {
 	// statements leaves out sentences that ask rather than assert: a
 	// question cannot stand as a finding.
 	statements bool
+	// questions takes only the questions a card puts to the user or the
+	// buyer ("Questions to ask: ...").
+	questions bool
 }
 
 func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
@@ -211,7 +214,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
 				continue
 			}
-			if rule.statements && strings.HasSuffix(s.text, "?") {
+			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
@@ -267,6 +270,21 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 		}
 	}
 	return out
+}
+
+// asks reports whether a card's sentence is its list of questions to ask
+// ("Questions to ask: ..."): those fill the questions of an answer, not
+// its explanations or steps.
+func asks(text string) bool { return strings.HasPrefix(text, "Questions to ask") }
+
+// shares reports whether a line shares at least one ordinary word of the
+// question (or two of the persona's situation words).
+func (p *picker) shares(line string) bool {
+	overlap := 0.0
+	for _, term := range analyse(line).terms {
+		overlap += p.terms[term]
+	}
+	return overlap >= 0.5
 }
 
 // fresh reports whether a line the persona asks has not been said in the
