@@ -174,7 +174,7 @@ func (t turn) plan() []llm.ToolCall {
 	if !t.inScope() || t.productQuestionWithoutDocs() || len(t.entities) > 0 {
 		return nil
 	}
-	if m := t.persona.MethodSearch; m != "" && !t.searched(m) {
+	if m := t.methodQuery(); m != "" && !t.searched(m) {
 		return []llm.ToolCall{call(tooling.ToolSearch, tooling.SearchArgs{Query: m, Limit: 4})}
 	}
 	var calls []llm.ToolCall
@@ -182,6 +182,17 @@ func (t turn) plan() []llm.ToolCall {
 		calls = append(calls, call(tooling.ToolEntity, tooling.EntityArgs{Token: tok}))
 	}
 	return calls
+}
+
+// methodQuery is the persona's search for its own methods, from the
+// question's angle: the persona's method words with the question's own,
+// so the method offered is the one that fits this question, not the same
+// one for every question. "" when the persona has no method search.
+func (t turn) methodQuery() string {
+	if t.persona.MethodSearch == "" {
+		return ""
+	}
+	return strings.TrimSpace(t.persona.MethodSearch + " " + t.reading.Search)
 }
 
 func (t turn) searched(query string) bool {
@@ -198,7 +209,7 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 func (t turn) toRead() []string {
 	var hits, methods []searchHit
 	for _, s := range t.searches {
-		if s.Query == t.persona.MethodSearch {
+		if s.Query == t.methodQuery() {
 			methods = append(methods, s.Hits...)
 			continue
 		}
