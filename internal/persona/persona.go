@@ -120,7 +120,7 @@ type Section struct {
 }
 
 // Fills the builtin model knows how to make.
-var Fills = []string{"situation", "application", "ideas", "steps", "pitfalls", "evidence", "metrics", "questions", "checks"}
+var Fills = []string{"application", "ideas", "steps", "pitfalls", "evidence", "metrics", "questions", "checks"}
 
 // Modes are the chat modes in the order of the interface; the first is
 // the default.

@@ -104,10 +104,12 @@ func (t turn) namesFound() bool {
 	return false
 }
 
-// addresses reports whether a sentence the answer cites contains the stem.
+// addresses reports whether a sentence the answer cites, or the title of
+// an entity it cites (its card shows it), contains the stem: a question
+// about a "QBR" is addressed by the entity named for it.
 func (p *picker) addresses(stem string) bool {
 	for _, s := range p.chosen {
-		if slices.Contains(s.terms, stem) {
+		if slices.Contains(s.terms, stem) || slices.Contains(analyse(s.entity.Title).terms, stem) {
 			return true
 		}
 	}
@@ -204,8 +206,6 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		}
 	}
 	switch kind {
-	case "situation":
-		citeAll(p.pick(t.fitting(p), n, pickRule{least: 1.5}, "when"))
 	case "application":
 		citeAll(p.best(t.diagnosed(), n, true, "application"))
 	case "ideas":
@@ -336,7 +336,7 @@ func (t turn) nearest(p *picker) string {
 	}
 	var best []sentence
 	if len(t.entities) > 0 {
-		best = p.best(t.frameworks(), 1, true, "idea", "summary", "when")
+		best = p.best(t.frameworks(), 1, true, "idea", "summary")
 	}
 	if len(best) > 0 {
 		fmt.Fprintf(&b, "; the nearest it has, from %s:\n- %s\n", best[0].entity.Title, cite(best[0]))
@@ -452,7 +452,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 	}
 	var list []scored
 	best := 0.0
-	for _, e := range t.frameworks() {
+	for _, e := range t.all() {
 		terms := map[string]bool{}
 		for _, s := range p.sentencesOf(e) {
 			for _, term := range s.terms {
@@ -556,4 +556,13 @@ func lowerFirst(s string) string {
 		}
 	}
 	return string(unicode.ToLower(r)) + s[size:]
+}
+
+// all are the entities read, in the order read.
+func (t turn) all() []*entityResult {
+	out := make([]*entityResult, len(t.entities))
+	for i := range t.entities {
+		out[i] = &t.entities[i]
+	}
+	return out
 }

@@ -224,7 +224,7 @@ func (t turn) toRead() []string {
 				frameworks = append(frameworks, tok)
 			}
 		default:
-			if len(support) < 1 {
+			if len(support) < 2 {
 				support = append(support, tok)
 			}
 		}
