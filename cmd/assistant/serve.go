@@ -141,6 +141,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		MetricsElsewhere: cfg.MetricsAddr != "",
 		Async:            db,
 		AsyncQueue:       cfg.AsyncQueue,
+		Reviews:          db,
 	}
 	// The webhook worker, the runner of asynchronous turns, the purge.
 	stopBackground := startBackground(ctx, cfg, db, srv, sealer, logger, e.now)
