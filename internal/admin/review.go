@@ -64,8 +64,12 @@ func (h *Handler) reviewForm(w http.ResponseWriter, r *http.Request, u *sessionU
 	if more {
 		turns = turns[:ReviewPageSize]
 	}
+	rows := make([]reviewRow, len(turns))
+	for i, t := range turns {
+		rows[i] = reviewRow{Review: t, Excerpt: excerpt(t.Message, 120)}
+	}
 	data := map[string]any{"Enabled": setting.Enabled, "Days": days, "MaxDays": assistant.MaxReviewRetentionDays,
-		"Turns": turns, "Page": pageNo}
+		"Turns": rows, "Page": pageNo}
 	if pageNo > 1 {
 		data["PrevPage"] = pageNo - 1
 	}
@@ -74,6 +78,27 @@ func (h *Handler) reviewForm(w http.ResponseWriter, r *http.Request, u *sessionU
 	}
 	h.render(w, r, http.StatusOK, "review", "Conversation review", data)
 	return nil
+}
+
+// reviewRow is a line of the list of kept turns.
+type reviewRow struct {
+	assistant.Review
+	Excerpt string // the message's beginning
+}
+
+// excerpt is s cut to at most n characters at a word boundary, with "…"
+// when cut.
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return cut + "…"
 }
 
 func (h *Handler) setReview(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
