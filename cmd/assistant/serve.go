@@ -143,7 +143,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		AsyncQueue:       cfg.AsyncQueue,
 		Reviews:          db,
 	}
-	// The webhook worker, the runner of asynchronous turns, the purge.
+	// The webhook worker, the runner of asynchronous turns, the purges (webhooks, expired review turns).
 	stopBackground := startBackground(ctx, cfg, db, srv, sealer, logger, e.now)
 	defer stopBackground()
 

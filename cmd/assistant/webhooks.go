@@ -137,6 +137,8 @@ func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *
 			}
 		}
 	})
+	// Kept review turns past their retention period (review.go).
+	start(func(ctx context.Context) { sweepReviews(ctx, db, now, reviewSweepEvery, logger) })
 	return func() {
 		cancel()
 		for _, ch := range done {
