@@ -137,9 +137,11 @@ type AsyncRunner struct {
 	Workers int
 	Lease   time.Duration
 	Poll    time.Duration
-	// KeepRequest reports whether a workspace keeps its turns' text for
-	// review (the workspace setting of conversation review, D5); nil keeps
-	// nothing: the request is deleted when the turn completes.
+	// KeepRequest reports whether a workspace keeps its turns' request in
+	// the turn's row after it completes; nil keeps nothing: the request
+	// is deleted when the turn completes. Serve leaves it nil:
+	// conversation review keeps a completed turn through Server.Reviews
+	// instead, for the workspace's retention period.
 	KeepRequest func(ctx context.Context, workspace string) bool
 	// Completed is called after a turn completed (its event is written):
 	// it wakes the webhook worker.
