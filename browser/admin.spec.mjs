@@ -1,6 +1,7 @@
 // Browser test of the admin area (issue 3): set up the first admin through
 // the one-time link, create a key and see it once, reload and see it gone,
-// revoke it, and check that /api/v1/chat then answers 401 for it.
+// keep a turn for conversation review, read it and delete it, revoke the
+// key, and check that /api/v1/chat then answers 401 for it.
 //
 // Usage: node admin.spec.mjs BASE_URL SETUP_URL SCREENSHOT_PATH
 import { launch, openPage } from "./chromium.mjs";
@@ -63,6 +64,44 @@ try {
     body: JSON.stringify({ message: "hello" }),
   });
   assert.notEqual((await call(key)).status, 401, "the new key is accepted");
+
+  // Conversation review (issue 22): turned on, a turn of the key is kept,
+  // listed, read in full with its citations marked, and deleted.
+  await page.goto(base + "/admin/review");
+  assert.match(await page.textContent("body"), /No turns kept\./);
+  await page.check('input[name="enabled"]');
+  await page.fill('input[name="days"]', "7");
+  await Promise.all([page.waitForURL("**/admin/review"), page.click('form[action="/admin/review"] button')]);
+  assert.match(await page.textContent("body"), /Conversation review is on, 7 days\./);
+  const asked = await fetch(origin + "/api/v1/chat", {
+    method: "POST", headers: { Authorization: "Bearer " + key, "Content-Type": "application/json" },
+    body: JSON.stringify({ message: "Our packing station cannot keep up and orders ship late" }),
+  });
+  assert.equal(asked.status, 200, "the reviewed turn is answered");
+  const answered = await asked.json();
+  await page.reload();
+  const row = page.locator("#review-turns tbody tr");
+  assert.equal(await row.count(), 1, "the turn is listed");
+  assert.match(await row.textContent(), /Our packing station cannot keep up/);
+  assert.ok((await row.textContent()).includes(keyID), "the row names the key's id");
+  assert.ok(!(await page.content()).includes(key), "the review page never shows the key");
+  await Promise.all([page.waitForURL("**/admin/review/rev_*"), page.click("#review-turns tbody tr a")]);
+  assert.equal((await page.textContent("#review-message")).trim(), "Our packing station cannot keep up and orders ship late");
+  assert.equal((await page.textContent("#review-answer")).trim(), answered.response.trim(), "the answer as the API gave it");
+  assert.ok(await page.locator("#review-answer mark.citation").count() > 0, "its citations are marked");
+  assert.ok(await page.locator("#review-trace tbody tr").count() > 0, "the trace is shown");
+  if (answered.confidence.verdicts.length > 0) {
+    assert.equal(await page.locator("#review-verdicts tbody tr").count(), answered.confidence.verdicts.length, "one row per verdict");
+  }
+  await page.setViewportSize({ width: 390, height: 844 });
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    "no horizontal overflow of the kept turn at 390 px");
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-review-390.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  if (screenshot) await page.screenshot({ path: screenshot.replace(/\.png$/, "-review.png"), fullPage: true });
+  await Promise.all([page.waitForURL("**/admin/review"), page.click('#review-turn button.danger')]);
+  assert.match(await page.textContent("body"), /The turn was deleted\./);
+  assert.match(await page.textContent("body"), /No turns kept\./);
 
   // The key table at a phone's width and a laptop's (issue 14): at 390 px
   // the rows stack as cards and the first row's Revoke stays on screen; at

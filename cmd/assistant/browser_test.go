@@ -63,7 +63,8 @@ func screenshotPath(t *testing.T, name string) string {
 }
 
 // TestBrowserAdminKeys drives the admin area in headless Chromium: first
-// admin through the setup link, a key created and shown once, revoked, and
+// admin through the setup link, a key created and shown once, a turn of it
+// kept for conversation review, read and deleted, the key revoked and
 // refused by the API.
 func TestBrowserAdminKeys(t *testing.T) {
 	node, script := browserPrerequisites(t, "admin.spec.mjs")

@@ -141,8 +141,9 @@ func serve(ctx context.Context, e env, args []string) error {
 		MetricsElsewhere: cfg.MetricsAddr != "",
 		Async:            db,
 		AsyncQueue:       cfg.AsyncQueue,
+		Reviews:          db,
 	}
-	// The webhook worker, the runner of asynchronous turns, the purge.
+	// The webhook worker, the runner of asynchronous turns, the purges (webhooks, expired review turns).
 	stopBackground := startBackground(ctx, cfg, db, srv, sealer, logger, e.now)
 	defer stopBackground()
 

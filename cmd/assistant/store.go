@@ -27,7 +27,7 @@ type store interface {
 	assistant.KnowledgeImporter
 	assistant.CitationStore
 	assistant.AccessStore
-	assistant.ReviewSettings
+	assistant.ReviewStore
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader

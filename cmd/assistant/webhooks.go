@@ -84,8 +84,8 @@ func instanceID() string {
 
 // startBackground starts what serve runs beside the HTTP server: the
 // webhook delivery worker (when webhooks are on), the runner of
-// asynchronous turns and the hourly purge of old deliveries and turns.
-// It returns the function that stops them and waits.
+// asynchronous turns, the hourly purge of old deliveries and turns and
+// the sweep of expired review turns. It returns the function that stops them and waits.
 func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *api.Server, sealer *webhook.Sealer, logger *slog.Logger, now func() time.Time) func() {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	owner := instanceID()
@@ -137,6 +137,8 @@ func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *
 			}
 		}
 	})
+	// Kept review turns past their retention period (review.go).
+	start(func(ctx context.Context) { sweepReviews(ctx, db, now, reviewSweepEvery, logger) })
 	return func() {
 		cancel()
 		for _, ch := range done {

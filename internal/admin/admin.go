@@ -78,8 +78,9 @@ type Handler struct {
 	// the keys that have no limit of their own.
 	KeyRateLimit int
 	// Reviews, optional, holds the workspaces' conversation-review
-	// settings (GET /admin/review); Store's when it has them.
-	Reviews assistant.ReviewSettings
+	// settings and the turns kept (/admin/review, review.go); the
+	// playground keeps its turns there too. Store's when it has them.
+	Reviews assistant.ReviewStore
 	// OverHTTPS reports whether a request reached the service over https,
 	// which makes the session cookie Secure (optional: the request came
 	// over TLS to this process). Serve also believes trusted proxies and
@@ -143,7 +144,7 @@ func (h *Handler) Routes() (http.Handler, error) {
 	if h.Attempts == nil {
 		h.Attempts = ratelimit.NewTiered(0, LoginAttemptsPerMinute, time.Minute, h.Now)
 	}
-	if r, ok := h.Store.(assistant.ReviewSettings); ok && h.Reviews == nil {
+	if r, ok := h.Store.(assistant.ReviewStore); ok && h.Reviews == nil {
 		h.Reviews = r
 	}
 	if h.PlaygroundLimiter == nil {
@@ -191,6 +192,9 @@ func (h *Handler) Routes() (http.Handler, error) {
 	mux.Handle("GET /admin/usage", h.page(h.requireUser(h.workspaceUsage)))
 	mux.Handle("GET /admin/review", h.page(h.requireUser(h.reviewForm)))
 	mux.Handle("POST /admin/review", h.page(h.requireUser(h.setReview)))
+	mux.Handle("GET /admin/review/{id}", h.page(h.requireUser(h.reviewedTurn)))
+	mux.Handle("POST /admin/review/{id}/delete", h.page(h.requireUser(h.deleteReviewedTurn)))
+	mux.Handle("POST /admin/review/delete-all", h.page(h.requireUser(h.deleteReviewedTurns)))
 	mux.Handle("GET /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollForm)))
 	mux.Handle("POST /admin/integrations/keys/{id}/roll", h.page(h.requireUser(h.rollKey)))
 	h.addWebhookRoutes(mux)
@@ -282,7 +286,7 @@ func (h *Handler) parseTemplates() error {
 		},
 	}
 	h.pages = map[string]*template.Template{}
-	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review", "webhooks", "webhook-secret"} {
+	for _, name := range []string{"login", "setup", "integrations", "created", "revoke", "usage", "error", "audit", "password", "workspace-usage", "roll", "review", "review-turn", "webhooks", "webhook-secret"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("parsing admin template %s: %w", name, err)

@@ -185,6 +185,12 @@ func (h *Handler) playgroundChat(w http.ResponseWriter, r *http.Request) {
 		if rerr := h.Store.RecordUsage(context.WithoutCancel(ctx), rec); rerr != nil {
 			err = fmt.Errorf("recording the playground turn: %w", rerr)
 		}
+		if err == nil {
+			if _, rerr := chat.KeepForReview(context.WithoutCancel(ctx), h.Reviews, req, resp,
+				chat.ReviewedTurn{Surface: assistant.ReviewSurfacePlayground, At: start}); rerr != nil {
+				h.Logger.ErrorContext(ctx, "keeping the playground turn for review failed", "err", rerr)
+			}
+		}
 	}
 	switch {
 	case err == nil:

@@ -137,9 +137,11 @@ type AsyncRunner struct {
 	Workers int
 	Lease   time.Duration
 	Poll    time.Duration
-	// KeepRequest reports whether a workspace keeps its turns' text for
-	// review (the workspace setting of conversation review, D5); nil keeps
-	// nothing: the request is deleted when the turn completes.
+	// KeepRequest reports whether a workspace keeps its turns' request in
+	// the turn's row after it completes; nil keeps nothing: the request
+	// is deleted when the turn completes. Serve leaves it nil:
+	// conversation review keeps a completed turn through Server.Reviews
+	// instead, for the workspace's retention period.
 	KeepRequest func(ctx context.Context, workspace string) bool
 	// Completed is called after a turn completed (its event is written):
 	// it wakes the webhook worker.
@@ -236,18 +238,21 @@ func (a *AsyncRunner) run(ctx context.Context, t assistant.AsyncTurn) {
 	}()
 	var st storedTurn
 	r := assistant.TurnResult{}
+	review := func() {} // kept once the turn is completed, so only once
 	if err := json.Unmarshal(t.Request, &st); err != nil {
 		p, _ := json.Marshal(newProblem(ctx, http.StatusInternalServerError, "The turn could not be read back."))
 		r.Problem = p
 	} else {
-		resp, citations, err := s.Chat.Run(ctx, chat.Request{Message: st.Message, History: st.History, Mode: st.Mode,
-			Vertical: st.Vertical, Source: st.Source, Workspace: t.Workspace}, nil)
+		req := chat.Request{Message: st.Message, History: st.History, Mode: st.Mode,
+			Vertical: st.Vertical, Source: st.Source, Workspace: t.Workspace}
+		resp, citations, err := s.Chat.Run(ctx, req, nil)
 		if err != nil {
 			p := s.chatProblem(ctx, err)
 			r.Problem, _ = json.Marshal(p)
 		} else {
 			r.Response, _ = json.Marshal(resp)
 			r.Citations = citations
+			review = func() { s.keepForReview(ctx, req, resp, t.KeyID, assistant.ReviewSurfaceAsync) }
 		}
 	}
 	r.At = s.Now().UTC()
@@ -261,8 +266,11 @@ func (a *AsyncRunner) run(ctx context.Context, t assistant.AsyncTurn) {
 		s.Logger.Warn("async turns: completing a turn failed", "turn", t.ID, "err", err)
 	case !ok:
 		s.Logger.Info("async turns: the turn's lease went to another runner", "turn", t.ID)
-	case a.Completed != nil:
-		a.Completed()
+	default:
+		review()
+		if a.Completed != nil {
+			a.Completed()
+		}
 	}
 }
 

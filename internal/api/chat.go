@@ -117,8 +117,9 @@ func (s *Server) prepareTurn(ctx context.Context, body chatRequest) (chat.Reques
 }
 
 // runTurn runs a prepared turn and, when it succeeds, records its usage
-// row with its citation events in one transaction (D5) before the caller
-// shows the answer. events may be nil.
+// row with its citation events in one transaction (D5) and keeps it for
+// review when its workspace has review on, before the caller shows the
+// answer. events may be nil.
 func (s *Server) runTurn(ctx context.Context, req chat.Request, events chat.Events) (chat.Response, error) {
 	if events != nil && s.metrics != nil {
 		events = &timedEvents{Events: events, start: s.Now(), now: s.Now, obs: s.metrics.firstText.WithLabelValues(req.Mode)}
@@ -126,6 +127,10 @@ func (s *Server) runTurn(ctx context.Context, req chat.Request, events chat.Even
 	resp, citations, err := s.Chat.Run(ctx, req, events)
 	if err == nil {
 		err = usageFrom(ctx).recordTurn(ctx, citations)
+	}
+	if err == nil {
+		key, _ := KeyFrom(ctx)
+		s.keepForReview(ctx, req, resp, key.ID, reviewSurface(ctx))
 	}
 	s.metrics.turn(req.Mode, resp, err)
 	if err != nil {

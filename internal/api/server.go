@@ -87,6 +87,9 @@ type Server struct {
 	Async      assistant.WebhookStore
 	AsyncQueue int
 	AsyncWake  func()
+	// Reviews, optional, keeps the turns of workspaces that have
+	// conversation review on (review.go); nil keeps none.
+	Reviews assistant.ReviewStore
 
 	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
 	// authPenalty, when set, replaces authPenalty (a negative one is none).

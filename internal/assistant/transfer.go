@@ -38,6 +38,8 @@ type RowCounts struct {
 	SetupTokens      int64
 	Entities         int64
 	ImportedEntities int64 // of Entities, those with OriginImported
+	ReviewSettings   int64
+	Reviews          int64 // kept review turns
 }
 
 // Tables lists the counts with the names of the tables they count, in a
@@ -47,6 +49,7 @@ func (c RowCounts) Tables() []TableCount {
 		{"workspaces", c.Workspaces}, {"users", c.Users}, {"api_keys", c.Keys}, {"audit_log", c.Audit},
 		{"usage", c.Usage}, {"citation_events", c.Citations}, {"setup_tokens", c.SetupTokens},
 		{"entities", c.Entities}, {"entities (imported)", c.ImportedEntities},
+		{"review_settings", c.ReviewSettings}, {"reviews", c.Reviews},
 	}
 }
 
@@ -68,6 +71,14 @@ func (c RowCounts) RequireEmptyTarget() error {
 		return nil
 	}
 	return Errorf(EConflict, "the target database already holds data (%s); copying is only into a database that holds none", strings.Join(what, ", "))
+}
+
+// WorkspaceReviewSetting is a workspace's stored review setting, as
+// copied.
+type WorkspaceReviewSetting struct {
+	Workspace string
+	Setting   ReviewSetting
+	UpdatedAt time.Time
 }
 
 // TableCount is one line of RowCounts.Tables.
@@ -100,13 +111,20 @@ type Exporter interface {
 	ExportSetupToken(ctx context.Context) (*SetupToken, error)
 	// AllEntities returns every entity with its origin, ordered by token.
 	AllEntities(ctx context.Context) ([]Entity, error)
+	// ExportReviewSettings returns every workspace's conversation-review
+	// setting, ordered by workspace.
+	ExportReviewSettings(ctx context.Context) ([]WorkspaceReviewSetting, error)
+	// ExportReviews yields every kept review turn in full, with its
+	// expiry (expired ones not yet purged included), by time, then id.
+	ExportReviews(ctx context.Context) iter.Seq2[Review, error]
 }
 
 // Loader fills a store with another store's data.
 type Loader interface {
 	// LoadFrom copies everything src exports into this store in one
-	// transaction, keeping user ids, key hashes, entity origins and the
-	// order of the audit log, usage rows and citation events, and returns
+	// transaction, keeping user ids, key hashes, entity origins, the
+	// order of the audit log, usage rows and citation events, and the
+	// review settings and kept turns with their expiries, and returns
 	// the counts of what it wrote. The store must hold nothing but what a
 	// first start leaves in an empty database (the embedded entities and a
 	// setup token), which src's entities and setup token replace;

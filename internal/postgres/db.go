@@ -49,6 +49,7 @@ var (
 	_ assistant.Pinger            = (*DB)(nil)
 	_ assistant.AccessStore       = (*DB)(nil)
 	_ assistant.ReviewSettings    = (*DB)(nil)
+	_ assistant.ReviewStore       = (*DB)(nil)
 	_ assistant.Exporter          = (*DB)(nil)
 	_ assistant.Loader            = (*DB)(nil)
 )

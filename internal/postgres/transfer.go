@@ -28,8 +28,10 @@ func rowCounts(ctx context.Context, q queryRower) (assistant.RowCounts, error) {
 		(SELECT COUNT(*) FROM workspaces), (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM api_keys),
 		(SELECT COUNT(*) FROM audit_log), (SELECT COUNT(*) FROM usage), (SELECT COUNT(*) FROM citation_events),
 		(SELECT COUNT(*) FROM setup_tokens), (SELECT COUNT(*) FROM entities),
-		(SELECT COUNT(*) FROM entities WHERE origin = 'imported')`).
-		Scan(&c.Workspaces, &c.Users, &c.Keys, &c.Audit, &c.Usage, &c.Citations, &c.SetupTokens, &c.Entities, &c.ImportedEntities)
+		(SELECT COUNT(*) FROM entities WHERE origin = 'imported'),
+		(SELECT COUNT(*) FROM review_settings), (SELECT COUNT(*) FROM reviews)`).
+		Scan(&c.Workspaces, &c.Users, &c.Keys, &c.Audit, &c.Usage, &c.Citations, &c.SetupTokens, &c.Entities, &c.ImportedEntities,
+			&c.ReviewSettings, &c.Reviews)
 	return c, err
 }
 
@@ -109,6 +111,30 @@ func (s *DB) ExportSetupToken(ctx context.Context) (*assistant.SetupToken, error
 	return &tokens[0], nil
 }
 
+// ExportReviewSettings implements assistant.Exporter.
+func (s *DB) ExportReviewSettings(ctx context.Context) ([]assistant.WorkspaceReviewSetting, error) {
+	return collect(ctx, s, `SELECT workspace, enabled, retention_days, updated_at FROM review_settings ORDER BY workspace`,
+		func(r pgx.Row) (assistant.WorkspaceReviewSetting, error) {
+			var w assistant.WorkspaceReviewSetting
+			err := r.Scan(&w.Workspace, &w.Setting.Enabled, &w.Setting.RetentionDays, &w.UpdatedAt)
+			w.UpdatedAt = w.UpdatedAt.UTC()
+			return w, err
+		})
+}
+
+// ExportReviews implements assistant.Exporter.
+func (s *DB) ExportReviews(ctx context.Context) iter.Seq2[assistant.Review, error] {
+	return each(ctx, s, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer,
+		trace::text, knowledge::text, verdicts::text FROM reviews ORDER BY at, id`, func(row pgx.Row) (assistant.Review, error) {
+		var r assistant.Review
+		var trace, knowledge, verdicts string
+		err := row.Scan(&r.ID, &r.Workspace, &r.At, &r.ExpiresAt, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer, &trace, &knowledge, &verdicts)
+		r.At, r.ExpiresAt = r.At.UTC(), r.ExpiresAt.UTC()
+		r.Trace, r.Knowledge, r.Verdicts = []byte(trace), []byte(knowledge), []byte(verdicts)
+		return r, err
+	})
+}
+
 // LoadFrom implements assistant.Loader. The tables are locked against
 // writes for the transaction, and the rows streamed in with COPY.
 func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assistant.RowCounts, err error) {
@@ -117,7 +143,7 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		return written, err
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `LOCK TABLE workspaces, users, api_keys, audit_log, usage, citation_events, setup_tokens, entities IN EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE workspaces, users, api_keys, audit_log, usage, citation_events, setup_tokens, entities, review_settings, reviews IN EXCLUSIVE MODE`); err != nil {
 		return written, err
 	}
 	held, err := rowCounts(ctx, tx)
@@ -201,6 +227,24 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		}
 	}
 	if err := s.writeRows(ctx, tx, rows); err != nil {
+		return written, err
+	}
+	settings, err := src.ExportReviewSettings(ctx)
+	if err != nil {
+		return written, fmt.Errorf("reading review settings: %w", err)
+	}
+	if written.ReviewSettings, err = copyRows(ctx, tx, "review_settings", []string{"workspace", "enabled", "retention_days", "updated_at"}, settings,
+		func(w assistant.WorkspaceReviewSetting) []any {
+			return []any{w.Workspace, w.Setting.Enabled, w.Setting.RetentionDays, ts(w.UpdatedAt)}
+		}); err != nil {
+		return written, err
+	}
+	if written.Reviews, err = copyStream(ctx, tx, "review turns", "reviews",
+		[]string{"id", "workspace", "at", "expires_at", "key_id", "surface", "mode", "level", "message", "history", "answer", "trace", "knowledge", "verdicts"},
+		src.ExportReviews(ctx), func(r assistant.Review) []any {
+			return []any{r.ID, r.Workspace, ts(r.At), ts(r.ExpiresAt), r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
+				jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}")}
+		}); err != nil {
 		return written, err
 	}
 	return written, tx.Commit(ctx)

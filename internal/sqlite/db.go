@@ -39,6 +39,7 @@ var (
 	_ assistant.Pinger            = (*DB)(nil)
 	_ assistant.AccessStore       = (*DB)(nil)
 	_ assistant.ReviewSettings    = (*DB)(nil)
+	_ assistant.ReviewStore       = (*DB)(nil)
 	_ assistant.Exporter          = (*DB)(nil)
 	_ assistant.Loader            = (*DB)(nil)
 )
@@ -56,6 +57,9 @@ func Open(ctx context.Context, path string, now func() time.Time) (*DB, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Deleted rows are overwritten with zeros, so that the text of a
+	// deleted review turn does not stay in free space (review.go).
+	q.Add("_pragma", "secure_delete(1)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {

@@ -10,6 +10,9 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
+// dayMS is a day in milliseconds, the unit of the reviews' times.
+const dayMS = int64(24 * time.Hour / time.Millisecond)
+
 // ReviewSetting implements assistant.ReviewSettings.
 func (s *DB) ReviewSetting(ctx context.Context, workspace string) (assistant.ReviewSetting, error) {
 	var rs assistant.ReviewSetting
@@ -21,16 +24,163 @@ func (s *DB) ReviewSetting(ctx context.Context, workspace string) (assistant.Rev
 	return rs, err
 }
 
-// SetReviewSetting implements assistant.ReviewSettings.
+// SetReviewSetting implements assistant.ReviewSettings and, for the turns
+// kept, assistant.ReviewStore: turning review off deletes them, a new
+// period moves their expiry.
 func (s *DB) SetReviewSetting(ctx context.Context, workspace string, rs assistant.ReviewSetting, at time.Time) error {
 	if !rs.Valid() {
 		return assistant.Errorf(assistant.EInvalid, "a review setting keeps turns for 1 to %d days", assistant.MaxReviewRetentionDays)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO review_settings (workspace, enabled, retention_days, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (workspace) DO UPDATE SET enabled = excluded.enabled, retention_days = excluded.retention_days, updated_at = excluded.updated_at`,
-		workspace, rs.Enabled, rs.RetentionDays, ms(at))
+	deleted := false
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO review_settings (workspace, enabled, retention_days, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (workspace) DO UPDATE SET enabled = excluded.enabled, retention_days = excluded.retention_days, updated_at = excluded.updated_at`,
+			workspace, rs.Enabled, rs.RetentionDays, ms(at))
+		if err != nil {
+			return err
+		}
+		if !rs.Enabled {
+			res, err := tx.ExecContext(ctx, `DELETE FROM reviews WHERE workspace = ?`, workspace)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			deleted = n > 0
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE reviews SET expires_at = at + ? WHERE workspace = ?`, int64(rs.RetentionDays)*dayMS, workspace)
+		return err
+	})
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", workspace)
 	}
+	if err == nil && deleted {
+		s.truncateLog(ctx)
+	}
 	return err
+}
+
+// KeepReview implements assistant.ReviewStore. SQLite runs one write
+// transaction at a time, so the insert sees the setting as the last
+// SetReviewSetting left it.
+func (s *DB) KeepReview(ctx context.Context, r assistant.Review) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO reviews (id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts)
+		SELECT ?, workspace, ?, ? + retention_days * ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		FROM review_settings WHERE workspace = ? AND enabled`,
+		r.ID, ms(r.At), ms(r.At), dayMS, r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
+		jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}"), r.Workspace)
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return false, assistant.Errorf(assistant.EConflict, "review %q exists", r.ID)
+		}
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// jsonText is b as text, or empty when b is.
+func jsonText(b []byte, empty string) string {
+	if len(b) == 0 {
+		return empty
+	}
+	return string(b)
+}
+
+// Reviews implements assistant.ReviewStore.
+func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offset, limit int) ([]assistant.Review, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer
+		FROM reviews WHERE workspace = ? AND expires_at > ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`,
+		workspace, ms(now), limit, offset)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []assistant.Review
+	for rows.Next() {
+		var r assistant.Review
+		var at, exp int64
+		if err := rows.Scan(&r.ID, &r.Workspace, &at, &exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer); err != nil {
+			return nil, err
+		}
+		r.At, r.ExpiresAt = fromMS(at), fromMS(exp)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Review implements assistant.ReviewStore.
+func (s *DB) Review(ctx context.Context, workspace, id string, now time.Time) (assistant.Review, error) {
+	var r assistant.Review
+	var at, exp int64
+	var trace, knowledge, verdicts string
+	err := s.db.QueryRowContext(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts
+		FROM reviews WHERE workspace = ? AND id = ? AND expires_at > ?`, workspace, id, ms(now)).
+		Scan(&r.ID, &r.Workspace, &at, &exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer, &trace, &knowledge, &verdicts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return assistant.Review{}, assistant.Errorf(assistant.ENotFound, "no kept turn %q", id)
+	}
+	if err != nil {
+		return assistant.Review{}, err
+	}
+	r.At, r.ExpiresAt = fromMS(at), fromMS(exp)
+	r.Trace, r.Knowledge, r.Verdicts = []byte(trace), []byte(knowledge), []byte(verdicts)
+	return r, nil
+}
+
+// DeleteReview implements assistant.ReviewStore.
+func (s *DB) DeleteReview(ctx context.Context, workspace, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM reviews WHERE workspace = ? AND id = ?`, workspace, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return assistant.Errorf(assistant.ENotFound, "no kept turn %q", id)
+	}
+	s.truncateLog(ctx)
+	return nil
+}
+
+// DeleteReviews implements assistant.ReviewStore.
+func (s *DB) DeleteReviews(ctx context.Context, workspace string) (int, error) {
+	return s.deleteReviews(ctx, `DELETE FROM reviews WHERE workspace = ?`, workspace)
+}
+
+// PurgeReviews implements assistant.ReviewStore.
+func (s *DB) PurgeReviews(ctx context.Context, now time.Time) (int, error) {
+	return s.deleteReviews(ctx, `DELETE FROM reviews WHERE expires_at <= ?`, ms(now))
+}
+
+func (s *DB) deleteReviews(ctx context.Context, query string, args ...any) (int, error) {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	if n > 0 {
+		s.truncateLog(ctx)
+	}
+	return int(n), err
+}
+
+// truncateLog moves the write-ahead log into the database file and
+// empties it, after kept turns were deleted: secure_delete (Open) has
+// overwritten their text in the database's pages, and the log's older
+// copies of those pages go with it. It is best effort: a checkpoint that
+// readers hold up is done by a later one.
+func (s *DB) truncateLog(ctx context.Context) {
+	_, _ = s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+}
+
+// inTx runs f in a transaction, committed when f returns nil.
+func (s *DB) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }

@@ -26,8 +26,10 @@ func rowCounts(ctx context.Context, q queryer) (assistant.RowCounts, error) {
 		(SELECT COUNT(*) FROM workspaces), (SELECT COUNT(*) FROM users), (SELECT COUNT(*) FROM api_keys),
 		(SELECT COUNT(*) FROM audit_log), (SELECT COUNT(*) FROM usage), (SELECT COUNT(*) FROM citation_events),
 		(SELECT COUNT(*) FROM setup_tokens), (SELECT COUNT(*) FROM entities),
-		(SELECT COUNT(*) FROM entities WHERE origin = 'imported')`).
-		Scan(&c.Workspaces, &c.Users, &c.Keys, &c.Audit, &c.Usage, &c.Citations, &c.SetupTokens, &c.Entities, &c.ImportedEntities)
+		(SELECT COUNT(*) FROM entities WHERE origin = 'imported'),
+		(SELECT COUNT(*) FROM review_settings), (SELECT COUNT(*) FROM reviews)`).
+		Scan(&c.Workspaces, &c.Users, &c.Keys, &c.Audit, &c.Usage, &c.Citations, &c.SetupTokens, &c.Entities, &c.ImportedEntities,
+			&c.ReviewSettings, &c.Reviews)
 	return c, err
 }
 
@@ -113,6 +115,32 @@ func (s *DB) ExportSetupToken(ctx context.Context) (*assistant.SetupToken, error
 		return nil, err
 	}
 	return &tokens[0], nil
+}
+
+// ExportReviewSettings implements assistant.Exporter.
+func (s *DB) ExportReviewSettings(ctx context.Context) ([]assistant.WorkspaceReviewSetting, error) {
+	return collect(ctx, s.db, `SELECT workspace, enabled, retention_days, updated_at FROM review_settings ORDER BY workspace`,
+		func(sc scanner) (assistant.WorkspaceReviewSetting, error) {
+			var w assistant.WorkspaceReviewSetting
+			var updated int64
+			err := sc.Scan(&w.Workspace, &w.Setting.Enabled, &w.Setting.RetentionDays, &updated)
+			w.UpdatedAt = fromMS(updated)
+			return w, err
+		})
+}
+
+// ExportReviews implements assistant.Exporter.
+func (s *DB) ExportReviews(ctx context.Context) iter.Seq2[assistant.Review, error] {
+	return each(ctx, s.db, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts
+		FROM reviews ORDER BY at, id`, func(sc scanner) (assistant.Review, error) {
+		var r assistant.Review
+		var at, exp int64
+		var trace, knowledge, verdicts string
+		err := sc.Scan(&r.ID, &r.Workspace, &at, &exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer, &trace, &knowledge, &verdicts)
+		r.At, r.ExpiresAt = fromMS(at), fromMS(exp)
+		r.Trace, r.Knowledge, r.Verdicts = []byte(trace), []byte(knowledge), []byte(verdicts)
+		return r, err
+	})
 }
 
 // LoadFrom implements assistant.Loader.
@@ -224,6 +252,29 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 	}
 	if err := s.replaceRows(ctx, tx, nil, rows); err != nil {
 		return written, err
+	}
+	settings, err := src.ExportReviewSettings(ctx)
+	if err != nil {
+		return written, fmt.Errorf("reading review settings: %w", err)
+	}
+	for _, w := range settings {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO review_settings (workspace, enabled, retention_days, updated_at) VALUES (?, ?, ?, ?)`,
+			w.Workspace, w.Setting.Enabled, w.Setting.RetentionDays, ms(w.UpdatedAt)); err != nil {
+			return written, err
+		}
+		written.ReviewSettings++
+	}
+	for r, err := range src.ExportReviews(ctx) {
+		if err != nil {
+			return written, fmt.Errorf("reading review turns: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Workspace, ms(r.At), ms(r.ExpiresAt), r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
+			jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}")); err != nil {
+			return written, err
+		}
+		written.Reviews++
 	}
 	return written, tx.Commit()
 }

@@ -23,7 +23,7 @@ type Store interface {
 	assistant.KnowledgeImporter
 	assistant.CitationStore
 	assistant.AccessStore
-	assistant.ReviewSettings
+	assistant.ReviewStore
 	assistant.Pinger
 	assistant.Exporter
 	assistant.Loader
@@ -64,6 +64,10 @@ func Run(t *testing.T, open Opener) {
 		{"RecordTurn", testRecordTurn},
 		{"SetupToken", testSetupToken},
 		{"ReviewSetting", testReviewSetting},
+		{"Reviews/KeepReadDelete", testReviewsKeepReadDelete},
+		{"Reviews/SettingAppliesToKept", testReviewsSetting},
+		{"Reviews/Expiry", testReviewsExpiry},
+		{"Reviews/KeptWhileTurnedOff", testReviewsTurnedOffConcurrently},
 		{"Webhooks/Endpoints", testWebhookEndpoints},
 		{"Webhooks/KeyEvents", testKeyEvents},
 		{"Webhooks/DeliveryClaims", testDeliveryClaims},

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -15,8 +16,9 @@ import (
 
 // Populate fills s with some of everything a deployment holds: workspaces,
 // users, keys (active, expiring, revoked, used), the audit log, usage rows,
-// citation events, a setup token, and embedded and imported entities. It
-// is exported for the tests of `assistant migrate`.
+// citation events, a setup token, embedded and imported entities, review
+// settings (on and off) and kept review turns. It is exported for the
+// tests of `assistant migrate`.
 func Populate(t *testing.T, s Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -56,6 +58,13 @@ func Populate(t *testing.T, s Store) {
 	doSync(t, s, assistant.OriginEmbedded, entity(assistant.Framework, "okrs", "OKRs"), entity(assistant.Framework, "kaizen", "Kaizen"))
 	_, err = s.ImportEntities(ctx, []assistant.Entity{fullEntity("the-goal"), entity(assistant.Framework, "kaizen", "Kaizen, ours")})
 	must(t, err)
+	must(t, s.SetReviewSetting(ctx, "default", assistant.ReviewSetting{Enabled: true, RetentionDays: 30}, day))
+	must(t, s.SetReviewSetting(ctx, "team-b", assistant.ReviewSetting{RetentionDays: 5}, day.Add(time.Minute)))
+	for i := range 3 {
+		if ok, err := s.KeepReview(ctx, review("default", fmt.Sprint("rev_", i), day.Add(time.Duration(i%2)*time.Hour))); err != nil || !ok {
+			t.Fatalf("KeepReview = %v, %v", ok, err)
+		}
+	}
 }
 
 // exported is everything a store exports, for comparing two stores.
@@ -69,6 +78,8 @@ type exported struct {
 	Citations  []assistant.CitationEvent
 	Setup      *assistant.SetupToken
 	Entities   []assistant.Entity
+	Review     []assistant.WorkspaceReviewSetting
+	Reviews    []assistant.Review
 }
 
 func collect[T any](t *testing.T, seq iter.Seq2[T, error]) []T {
@@ -104,7 +115,25 @@ func export(t *testing.T, s Store) exported {
 	for _, en := range list {
 		e.Entities = append(e.Entities, norm(en))
 	}
+	e.Review, err = s.ExportReviewSettings(ctx)
+	must(t, err)
+	for r, err := range s.ExportReviews(ctx) {
+		must(t, err)
+		r.Trace, r.Knowledge, r.Verdicts = normJSON(t, r.Trace), normJSON(t, r.Knowledge), normJSON(t, r.Verdicts)
+		e.Reviews = append(e.Reviews, r)
+	}
 	return e
+}
+
+// normJSON re-encodes a JSON value, its keys sorted and spaces removed,
+// as PostgreSQL's jsonb does not keep the text it was given.
+func normJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	must(t, json.Unmarshal(b, &v))
+	out, err := json.Marshal(v)
+	must(t, err)
+	return out
 }
 
 // Compare fails the test unless the two stores export the same data (the
@@ -128,6 +157,11 @@ func Compare(t *testing.T, got, want Store) {
 			{"ListKeys", func(s Store) (any, error) { return s.ListKeys(ctx, ws.ID) }},
 			{"ListAudit", func(s Store) (any, error) { return s.ListAudit(ctx, ws.ID, 100) }},
 			{"WorkspaceUsageByDay", func(s Store) (any, error) { return s.WorkspaceUsageByDay(ctx, ws.ID, day.Add(-24*time.Hour)) }},
+			{"Reviews", func(s Store) (any, error) { return s.Reviews(ctx, ws.ID, day, 0, 100) }},
+			{"ReviewSetting", func(s Store) (any, error) {
+				rs, err := s.ReviewSetting(ctx, ws.ID)
+				return []assistant.ReviewSetting{rs}, err
+			}},
 		} {
 			a, err := read.read(got)
 			must(t, err)
@@ -171,7 +205,8 @@ func testTransfer(t *testing.T, open Opener) {
 	if written != counts {
 		t.Errorf("LoadFrom wrote %+v, the source holds %+v", written, counts)
 	}
-	want := assistant.RowCounts{Workspaces: 2, Users: 2, Keys: 4, Audit: 7, Usage: 26, Citations: 4, SetupTokens: 1, Entities: 3, ImportedEntities: 2}
+	want := assistant.RowCounts{Workspaces: 2, Users: 2, Keys: 4, Audit: 7, Usage: 26, Citations: 4, SetupTokens: 1, Entities: 3, ImportedEntities: 2,
+		ReviewSettings: 2, Reviews: 3}
 	if counts != want {
 		t.Errorf("Populate made %+v, want %+v", counts, want)
 	}
@@ -208,6 +243,10 @@ func testTransferRefuses(t *testing.T, open Opener) {
 		"an imported entity": func(s Store) {
 			_, err := s.ImportEntities(ctx, []assistant.Entity{entity(assistant.Paper, "p", "P")})
 			must(t, err)
+		},
+		"a review setting": func(s Store) {
+			workspace(t, s, "x")
+			must(t, s.SetReviewSetting(ctx, "x", assistant.ReviewSetting{RetentionDays: 1}, day))
 		},
 		"a copy already": func(s Store) { _, err := s.LoadFrom(ctx, src); must(t, err) },
 	} {
