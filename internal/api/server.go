@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -87,6 +88,10 @@ type Server struct {
 	Async      assistant.WebhookStore
 	AsyncQueue int
 	AsyncWake  func()
+	// Tracing, optional, is the tracer provider of the requests' server
+	// spans (tracing.go); nil, the default, traces nothing and costs
+	// nothing.
+	Tracing trace.TracerProvider
 
 	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
 	// authPenalty, when set, replaces authPenalty (a negative one is none).
