@@ -27,12 +27,17 @@ import (
 	"github.com/constraintlab/assistant/internal/llm/anthropic"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/llm/openai"
+	"github.com/constraintlab/assistant/internal/telemetry"
 	"github.com/constraintlab/assistant/internal/verify"
 	"github.com/constraintlab/assistant/internal/webhook"
 )
 
 // shutdownGrace is how long in-flight requests get to finish after SIGTERM.
 const shutdownGrace = 30 * time.Second
+
+// tracingFlushGrace is how long the spans still queued at shutdown get to
+// reach the collector.
+const tracingFlushGrace = 5 * time.Second
 
 func serve(ctx context.Context, e env, args []string) error {
 	cfg, err := loadConfig(e, "serve", args, nil)
@@ -41,6 +46,24 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel)
 	logger.Info("starting", "version", version, "config", cfg)
+
+	// Tracing, when the OTEL_* variables configure an OTLP endpoint: the
+	// spans still queued are sent on the way out.
+	tracing, stopTracing, err := telemetry.Setup(ctx, e.getenv, version)
+	if err != nil {
+		return err
+	}
+	if tracing != nil {
+		telemetry.RouteErrors(logger)
+		logger.Info("tracing on: exporting spans over OTLP/HTTP")
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracingFlushGrace)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			logger.Warn("tracing: the last spans were not all sent", "err", err)
+		}
+	}()
 
 	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
@@ -142,6 +165,7 @@ func serve(ctx context.Context, e env, args []string) error {
 		Async:            db,
 		AsyncQueue:       cfg.AsyncQueue,
 		Reviews:          db,
+		Tracing:          tracing,
 	}
 	// The webhook worker, the runner of asynchronous turns, the purges (webhooks, expired review turns).
 	stopBackground := startBackground(ctx, cfg, db, srv, sealer, logger, e.now)
@@ -284,7 +308,8 @@ func newProvider(cfg *config.Config, logger *slog.Logger, m *llm.Metrics) (llm.P
 	if err != nil {
 		return nil, err
 	}
-	return m.Instrument(p, model), nil
+	// Each call is counted and, in a traced request, a span.
+	return llm.Traced(m.Instrument(p, model), model), nil
 }
 
 // setupLinkLifetime is how long the first-run setup link works.

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
@@ -137,6 +139,9 @@ func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func
 			}
 			if ow.keyID != "" {
 				attrs = append(attrs, slog.String("key_id", ow.keyID), slog.String("workspace", ow.workspace))
+			}
+			if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+				attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 			}
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 		})

@@ -39,8 +39,8 @@ func (s *Server) Handler() http.Handler {
 
 // handler builds the surface and also returns the patterns it serves.
 //
-// Every request gets an id and is observed (one log line, the HTTP
-// metrics); then the path's prefix chooses its surface, and the surface's
+// Every request gets an id, a server span when tracing is on (tracing.go),
+// and is observed (one log line, the HTTP metrics); then the path's prefix chooses its surface, and the surface's
 // own chain, listed here outermost first, runs around its routes:
 //
 //	public     /api/assistant/  JSON bodies, problem documents, recoverer, CORS from any origin, per-client limit, public caching
@@ -257,10 +257,12 @@ func (s *Server) handler() (http.Handler, []string) {
 		ops.Handle("GET /metrics", metricsToken(s.MetricsToken, s.MetricsHandler()))
 	}
 
-	return chain(rt,
-		requestID,
-		observe(s.Logger, s.metrics, s.Now, rt.pattern, s.TrustedProxies),
-	), rt.patterns
+	outer := []func(http.Handler) http.Handler{requestID}
+	if s.Tracing != nil {
+		outer = append(outer, traceRequests(s.Tracing, rt.pattern))
+	}
+	outer = append(outer, observe(s.Logger, s.metrics, s.Now, rt.pattern, s.TrustedProxies))
+	return chain(rt, outer...), rt.patterns
 }
 
 // humaConfig configures huma: OpenAPI 3.1 served by us (not by huma), no

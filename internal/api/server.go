@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/constraintlab/assistant/internal/access"
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -90,6 +91,10 @@ type Server struct {
 	// Reviews, optional, keeps the turns of workspaces that have
 	// conversation review on (review.go); nil keeps none.
 	Reviews assistant.ReviewStore
+	// Tracing, optional, is the tracer provider of the requests' server
+	// spans (tracing.go); nil, the default, traces nothing and costs
+	// nothing.
+	Tracing trace.TracerProvider
 
 	// mcpResponseLimit, when set (tests), replaces mcpMaxResponseBytes;
 	// authPenalty, when set, replaces authPenalty (a negative one is none).

@@ -166,7 +166,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 					Content: toolError("the tool budget of this turn is spent; answer with what you have")})
 				continue
 			}
-			result, input, summary, err := tb.run(ctx, call)
+			result, input, summary, err := tb.runTool(ctx, call, len(trace))
 			if err != nil {
 				return Response{}, nil, fmt.Errorf("running %s: %w", call.Name, err)
 			}
@@ -279,7 +279,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// The verifier sees the original text, so a claim carrying an
 	// invented token is judged unsupported; the client never sees the
 	// token.
-	conf := s.Checker.Verify(ctx, answer, evidence, hits, verify.UseDefault)
+	conf := s.verifyAnswer(ctx, answer, evidence, hits)
 	// A question answered from the workspace's own articles (a how-to about
 	// its product) is not one the catalog of constraints would place.
 	placement := tb.diagnosisBand

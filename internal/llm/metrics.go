@@ -99,27 +99,32 @@ func (p *instrumented) record(start time.Time, resp Response, err error) {
 		model = p.model
 	}
 	name := p.Name()
-	outcome := "ok"
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrUnavailable):
-		outcome = "unavailable"
-	case errors.Is(err, ErrMisconfigured):
-		outcome = "misconfigured"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		outcome = "canceled"
-	default:
-		outcome = "error"
-	}
-	p.m.calls.WithLabelValues(name, model, outcome).Inc()
-	if outcome != "ok" && outcome != "canceled" {
-		p.m.errors.WithLabelValues(name, model, outcome).Inc()
+	result := outcome(err)
+	p.m.calls.WithLabelValues(name, model, result).Inc()
+	if result != "ok" && result != "canceled" {
+		p.m.errors.WithLabelValues(name, model, result).Inc()
 	}
 	p.m.latency.WithLabelValues(name, model).Observe(time.Since(start).Seconds())
 	if err == nil {
 		p.m.tokens.WithLabelValues(name, model, "input").Add(float64(resp.Usage.InputTokens))
 		p.m.tokens.WithLabelValues(name, model, "output").Add(float64(resp.Usage.OutputTokens))
 	}
+}
+
+// outcome classifies a call's error: ok (nil), unavailable,
+// misconfigured, canceled or error.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrMisconfigured):
+		return "misconfigured"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "error"
 }
 
 // Client returns c with a transport that counts the SDK's retries of

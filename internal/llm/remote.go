@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/constraintlab/assistant/internal/telemetry"
 )
 
 // RemoteConfig configures a provider that calls a model over HTTP
@@ -18,8 +20,9 @@ type RemoteConfig struct {
 	// Model is ASSISTANT_LLM_MODEL; required.
 	Model string
 	// HTTPClient sends the requests (default: a new client on
-	// http.DefaultTransport). Its Timeout should be zero: Timeout below
-	// bounds each attempt, streams included.
+	// http.DefaultTransport); Settle gives a copy of it a transport that
+	// propagates the trace context. Its Timeout should be zero: Timeout
+	// below bounds each attempt, streams included.
 	HTTPClient *http.Client
 	// Timeout bounds each attempt, including reading a streamed answer
 	// (default DefaultTimeout).
@@ -68,9 +71,15 @@ func (c RemoteConfig) Settle(provider, defaultBaseURL string) (RemoteConfig, err
 	case c.MaxRetries < 0:
 		c.MaxRetries = 0
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
+	// Each request carries the trace context of the call that makes it
+	// (W3C traceparent and baggage), so the upstream's own traces join
+	// the turn's; without a traced call it is sent as it is.
+	client := http.Client{}
+	if c.HTTPClient != nil {
+		client = *c.HTTPClient
 	}
+	client.Transport = telemetry.Propagating(client.Transport)
+	c.HTTPClient = &client
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/telemetry"
 )
 
 // The access store: workspaces, users, keys, audit log, usage rows and the
@@ -296,7 +300,16 @@ func (s *DB) RecordUsage(ctx context.Context, u assistant.UsageRecord) error {
 // its citation events in one transaction (D5), either both or neither. A
 // write whose connection died is tried once more on a live one
 // (retryWrite).
-func (s *DB) RecordTurn(ctx context.Context, u assistant.UsageRecord, citations []assistant.CitationEvent) error {
+//
+// In a traced request, it is a span "record turn" with the citation
+// events it writes.
+func (s *DB) RecordTurn(ctx context.Context, u assistant.UsageRecord, citations []assistant.CitationEvent) (err error) {
+	if telemetry.Tracing(ctx) {
+		var span trace.Span
+		ctx, span = telemetry.Start(ctx, "record turn", trace.SpanKindClient)
+		span.SetAttributes(semconv.DBSystemNamePostgreSQL, attribute.Int("assistant.citation_events", len(citations)))
+		defer func() { telemetry.Fail(span, err, ""); span.End() }()
+	}
 	return s.retryWrite(ctx, func(q querier) error {
 		return pgx.BeginFunc(ctx, q, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, insertUsageRow, usageArgs(u)...); err != nil {

@@ -7,7 +7,18 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/telemetry"
+)
+
+// Attributes of the spans of a recorded turn.
+const (
+	attributeTurns          = attribute.Key("assistant.turns")
+	attributeCitationEvents = attribute.Key("assistant.citation_events")
 )
 
 // RecordTurn implements assistant.AccessStore: a chat turn's usage row and
@@ -20,7 +31,17 @@ import (
 // writes one transaction at a time, and a commit costs about as much as
 // the rows in it, so under concurrent chats fewer commits carry the same
 // rows. A turn waits for at most one transaction ahead of its own.
-func (s *DB) RecordTurn(ctx context.Context, usage assistant.UsageRecord, citations []assistant.CitationEvent) error {
+//
+// In a traced request, the call is a span "record turn" and the
+// transaction that holds the turn, if this caller writes it, a span
+// "transaction" beneath it, with the turns and citation events it holds.
+func (s *DB) RecordTurn(ctx context.Context, usage assistant.UsageRecord, citations []assistant.CitationEvent) (err error) {
+	if telemetry.Tracing(ctx) {
+		var span trace.Span
+		ctx, span = telemetry.Start(ctx, "record turn", trace.SpanKindClient)
+		span.SetAttributes(semconv.DBSystemNameSQLite, attributeCitationEvents.Int(len(citations)))
+		defer func() { telemetry.Fail(span, err, ""); span.End() }()
+	}
 	// Checked here, so that a turn that cannot be stored never fails the
 	// turns it would share a transaction with.
 	if err := validCitations(citations); err != nil {
@@ -101,18 +122,24 @@ func (s *DB) writeQueued(ctx context.Context) {
 
 // writeTurns stores the usage rows and citation events of turns in one
 // transaction.
-func (s *DB) writeTurns(ctx context.Context, turns []*queuedTurn) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+func (s *DB) writeTurns(ctx context.Context, turns []*queuedTurn) (err error) {
 	usage := make([]assistant.UsageRecord, len(turns))
 	var citations []assistant.CitationEvent
 	for i, t := range turns {
 		usage[i] = t.usage
 		citations = append(citations, t.citations...)
 	}
+	if telemetry.Tracing(ctx) {
+		var span trace.Span
+		ctx, span = telemetry.Start(ctx, "transaction", trace.SpanKindClient)
+		span.SetAttributes(semconv.DBSystemNameSQLite, attributeTurns.Int(len(turns)), attributeCitationEvents.Int(len(citations)))
+		defer func() { telemetry.Fail(span, err, ""); span.End() }()
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
 	if err := insertUsage(ctx, tx, usage...); err != nil {
 		return err
 	}
