@@ -26,9 +26,13 @@ type sentence struct {
 	entity *entityResult
 	text   string
 	*analysis
-	kind   string // idea, when, summary, pitfall
-	score  float64
-	strong bool // shares at least minOverlap with the question
+	kind string // idea, when, summary, pitfall
+	// follows is the key of the step before it, for a step of the
+	// catalog's sequence of first steps after the first ("Divide them to
+	// get the burn multiple"): it is said only after that step.
+	follows string
+	score   float64
+	strong  bool // shares at least minOverlap with the question
 }
 
 // analysis is what the picker compares of a text.
@@ -174,8 +178,13 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 		for _, s := range textproc.Sentences(text) {
 			add("application", s)
 		}
+		prev := ""
 		for _, s := range steps {
 			add("step", s)
+			if n := len(list); n > 0 && list[n-1].kind == "step" && list[n-1].text == strings.TrimSpace(s) {
+				list[n-1].follows = prev
+				prev = list[n-1].key
+			}
 		}
 	}
 	p.analysed[e.Token] = list
@@ -262,6 +271,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			}
 			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
+			}
+			if c.follows != "" && !p.used[c.follows] {
+				continue // a later step of a sequence, out of its context
 			}
 			p.cited[c.entity.Token]++
 			p.used[c.key] = true
