@@ -20,6 +20,11 @@ import (
 // the instructions, or to a question in another language (understood
 // only in part), is `low` at most.
 //
+// An answer whose verified claims take up less than partlyAddressed of
+// the question's weighted key terms is `low` at most: it addresses only
+// part of what was asked (the builtin then says what the knowledge base
+// holds nothing on), and `medium` would promise more.
+//
 // The turn's diagnosis says how surely the question reads as one of the
 // constraints the catalog knows (placement: its band, "" when nothing was
 // diagnosed or the answer comes from the workspace's own articles). An
@@ -55,6 +60,9 @@ func withRelevance(c verify.Confidence, r Reading, placement string) verify.Conf
 	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" {
 		c.Score = math.Min(c.Score, lowCap)
 	}
+	if share < partlyAddressed {
+		c.Score = math.Min(c.Score, lowCap)
+	}
 	if placement == "medium" {
 		c.Score = math.Min(c.Score, mediumCap)
 	}
@@ -70,4 +78,5 @@ const (
 	fullRelevanceAt = 0.75
 	lowCap          = 0.49
 	mediumCap       = 0.79
+	partlyAddressed = 0.4
 )
