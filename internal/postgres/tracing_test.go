@@ -43,7 +43,7 @@ func TestRecordTurnSpan(t *testing.T) {
 	write, failed := spans[0], spans[1]
 	attrs := map[string]string{}
 	for _, kv := range write.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if write.Name() != "record turn" || write.Parent().SpanID() != request.SpanContext().SpanID() || write.Status().Code == codes.Error ||
 		attrs["db.system.name"] != "postgresql" || attrs["assistant.citation_events"] != "1" {

@@ -47,7 +47,7 @@ func TestRecordTurnSpans(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range tx.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["db.system.name"] != "sqlite" || attrs["assistant.turns"] != "1" || attrs["assistant.citation_events"] != "1" {
 		t.Errorf("transaction attributes: %v", attrs)

@@ -33,7 +33,7 @@ func TestTraceContextReachesTheUpstream(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range call.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-test",
 		"gen_ai.usage.input_tokens": "10", "gen_ai.usage.output_tokens": "5"} {
