@@ -15,8 +15,10 @@ var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
 // yearPattern finds a year in a sentence.
 var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 
-// aboutTheWork finds a sentence whose subject is the work itself.
-var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b`)
+// aboutTheWork finds a sentence whose subject is the work itself, or that
+// tells where an idea came from (who coined or popularised it, that it has
+// no single author).
+var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b`)
 
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
@@ -88,9 +90,10 @@ func sentences(e *entityResult) []sentence {
 		summary = summary[1:]
 	}
 	// A summary sentence that dates the work ("It originated in 1996 at
-	// ...") tells its history, and one about the work itself ("The book
-	// presents...") describes it: neither helps anyone act, so both are
-	// left out.
+	// ...") tells its history, one about the work itself ("The book
+	// presents...") describes it, and one about where the idea came from
+	// ("popularised by...") tells its provenance: none helps anyone act,
+	// so all are left out.
 	add("summary", slices.DeleteFunc(summary, func(s string) bool { return yearPattern.MatchString(s) || aboutTheWork.MatchString(s) }))
 	add("pitfall", e.Pitfalls)
 	return out
