@@ -288,7 +288,8 @@ func TestPrintScaleTable(t *testing.T) {
 	}
 }
 
-// TestScaleOutSmoke runs the mode end to end on short rows where
+// TestScaleOutSmoke runs the mode end to end on short rows (long enough
+// for a chat turn on a cold, loaded machine to complete) where
 // PostgreSQL and redis-server are there (under CI=true they must be): every
 // setup answers every row with no error and no limiter decision made
 // without Redis, and the schemas it made are gone afterwards.
@@ -304,7 +305,7 @@ func TestScaleOutSmoke(t *testing.T) {
 		t.Skip(err)
 	}
 	out := filepath.Join(t.TempDir(), "scaleout.json")
-	o := options{scaleout: true, postgres: pgURL, duration: 200 * time.Millisecond, warmup: 50 * time.Millisecond, repeat: 1, conns: 4, chatConns: 2,
+	o := options{scaleout: true, postgres: pgURL, duration: time.Second, warmup: 500 * time.Millisecond, repeat: 1, conns: 4, chatConns: 2,
 		only: "stats,chat-builtin", out: out, citations: 100, instances: 2, redisTimeout: time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
