@@ -25,6 +25,57 @@ func Words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
+// WordCount is len(Words(text)), counted without building the list.
+func WordCount(text string) int {
+	if !isASCII(text) {
+		return len(Words(text))
+	}
+	n, in := 0, false
+	for i := 0; i < len(text); i++ {
+		w := isASCIIWordByte(text[i])
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n
+}
+
+// FirstWord is the first of Words(text), or "" when it has none, found
+// without splitting the rest of the text.
+func FirstWord(text string) string {
+	if !isASCII(text) {
+		if words := Words(text); len(words) > 0 {
+			return words[0]
+		}
+		return ""
+	}
+	start := 0
+	for start < len(text) && !isASCIIWordByte(text[start]) {
+		start++
+	}
+	end := start
+	for end < len(text) && isASCIIWordByte(text[end]) {
+		end++
+	}
+	return strings.ToLower(text[start:end])
+}
+
+// isASCII reports whether text is all ASCII, where Words's rules (and
+// lowercasing) are a byte's business alone.
+func isASCII(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIWordByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
 // Stem returns the Snowball (Porter 2) stem of a lowercase word. Stems
 // are remembered (up to maxRememberedStems words of up to 40 bytes): a chat
 // turn stems the same few thousand words of the knowledge base again and

@@ -267,12 +267,45 @@ func weight(term string) float64 { return termWeight(term) }
 
 // posted is the postings of each of the claim's terms: the passages that
 // use the term or one of its derivationally related forms.
-func (ev *evidence) posted(c *unit) [][]int {
-	out := make([][]int, len(c.terms))
+func (ev *evidence) posted(c *unit) [][]int { return ev.postedInto(nil, c) }
+
+// postedInto is posted written into buf's storage.
+func (ev *evidence) postedInto(buf *[][]int, c *unit) [][]int {
+	var out [][]int
+	if buf != nil {
+		out = zeroed(buf, len(c.terms))
+	} else {
+		out = make([][]int, len(c.terms))
+	}
 	for i, t := range c.terms {
 		out[i] = ev.postings[t]
 	}
 	return out
+}
+
+// scratch holds the buffers the scoring of one claim against one evidence
+// reuses: a turn scores every claim against every source, and these
+// buffers were most of what it allocated. features takes one from
+// scratches and gives it back; nothing it returns points into one.
+type scratch struct {
+	posts, subPosts    [][]int
+	single, pair, gain []float64
+	count              []int
+	covered, inTop     []bool
+	scoring            scoring
+	claim              unit
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// zeroed returns n zero values in buf's storage, growing it if needed.
+func zeroed[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
 }
 
 // inAny reports whether one of the passages idx is in the postings list.
@@ -376,11 +409,21 @@ type scoring struct {
 	// inTop[i] tells whether claim term i is in passage top (set by
 	// bestWindow): what the contrasts compare.
 	inTop []bool
+	// scratch holds the buffers above (and greedy's), reused across
+	// claims.
+	scratch *scratch
 }
 
 func (ev *evidence) features(claim string) features {
 	c := analyseCached(claim, true)
-	s := &scoring{ev: ev, claim: &c, text: claim, posts: ev.posted(&c), ws: c.weights, top: -1}
+	sc := scratches.Get().(*scratch)
+	defer func() {
+		sc.scoring, sc.claim = scoring{}, unit{} // hold no evidence while pooled
+		scratches.Put(sc)
+	}()
+	sc.claim = c
+	s := &sc.scoring
+	*s = scoring{ev: ev, claim: &sc.claim, text: claim, posts: ev.postedInto(&sc.posts, &sc.claim), ws: c.weights, top: -1, scratch: sc}
 	for _, w := range s.ws {
 		s.total += w
 	}
@@ -407,7 +450,7 @@ var alwaysComputed = [nFeatures]bool{fBest: true, fMissNum: true, fMissName: tru
 // the claim weight they hold, in the claim's term order as cover does.
 func (s *scoring) windows() {
 	n := len(s.ev.units)
-	s.single, s.pair = make([]float64, n), make([]float64, n)
+	s.single, s.pair = zeroed(&s.scratch.single, n), zeroed(&s.scratch.pair, n)
 	for i, post := range s.posts {
 		for k, j := range post {
 			s.single[j] += s.ws[i]
@@ -440,7 +483,7 @@ func (s *scoring) bestWindow() float64 {
 		}
 	}
 	if s.top >= 0 {
-		s.inTop = make([]bool, len(s.posts))
+		s.inTop = zeroed(&s.scratch.inTop, len(s.posts))
 		for i, post := range s.posts {
 			_, s.inTop[i] = slices.BinarySearch(post, s.top)
 		}
@@ -462,7 +505,7 @@ func (s *scoring) plainCover() float64 {
 
 // greedyCover is the weighted coverage reached by up to three passages
 // together.
-func (s *scoring) greedyCover() float64 { return s.ev.greedy(s.posts, s.ws, s.total, 3) }
+func (s *scoring) greedyCover() float64 { return s.ev.greedy(s.scratch, s.posts, s.ws, s.total, 3) }
 
 // missingWeight is the weight of the claim's terms no passage uses.
 func (s *scoring) missingWeight() float64 {
@@ -491,7 +534,7 @@ func (s *scoring) weakestPart() float64 {
 		for _, w := range p.weights {
 			pt += w
 		}
-		low = min(low, s.ev.greedy(s.ev.posted(&p), p.weights, pt, 2))
+		low = min(low, s.ev.greedy(s.scratch, s.ev.postedInto(&s.scratch.subPosts, &p), p.weights, pt, 2))
 	}
 	return low
 }
@@ -606,12 +649,12 @@ func (s *scoring) sharedWithTop() float64 {
 // greedy picks up to k passages, each time the one that adds the most
 // uncovered weight, and returns the weighted coverage they reach. posts
 // are the postings of the claim's terms, ws their weights.
-func (ev *evidence) greedy(posts [][]int, ws []float64, total float64, k int) float64 {
+func (ev *evidence) greedy(sc *scratch, posts [][]int, ws []float64, total float64, k int) float64 {
 	if total == 0 {
 		return 0
 	}
-	covered := make([]bool, len(posts))
-	gain, count := make([]float64, len(ev.units)), make([]int, len(ev.units))
+	covered := zeroed(&sc.covered, len(posts))
+	gain, count := zeroed(&sc.gain, len(ev.units)), zeroed(&sc.count, len(ev.units))
 	got := 0.0
 	for round := 0; round < k; round++ {
 		clear(gain)

@@ -165,7 +165,7 @@ func SplitClaims(text string) []Claim {
 			}
 			bare := strings.TrimSpace(tokenPattern.ReplaceAllString(s, ""))
 			end := strings.TrimRight(bare, "\"'”’)")
-			if len(textproc.Words(bare)) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
+			if textproc.WordCount(bare) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
 				continue
 			}
 			claims = append(claims, c)

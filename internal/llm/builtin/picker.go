@@ -47,7 +47,7 @@ var analyses = texts[*analysis](20_000, 4096)
 // must not be modified.
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
-		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
+		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text)}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
