@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"io"
 	"log/slog"
 	"net"
@@ -41,6 +42,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel)
 	logger.Info("starting", "version", version, "config", cfg)
+	applyMemoryLimit(e, logger, memlimit.FromCgroup)
 
 	db, err := openStore(ctx, cfg, e.now)
 	if err != nil {
