@@ -84,7 +84,13 @@ func Stem(word string) string {
 	return stems.Get(word, func(w string) string { return english.Stem(w, true) })
 }
 
-var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 }}
+var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 },
+	MaxBytes: memo.Share(0.1), Size: func(w, stem string) int64 { return memo.EntryBytes + int64(len(w)+len(stem)) }}
+
+// listBytes is the Size of the memos of text to a list of strings.
+func listBytes(text string, list []string) int64 {
+	return memo.EntryBytes + memo.StringBytes + int64(len(text)) + memo.StringsBytes(list)
+}
 
 const maxRememberedStems = 200_000
 
@@ -104,7 +110,7 @@ func Terms(text string) []string {
 	return slices.Clone(termLists.Get(text, terms))
 }
 
-var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
+var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.15), Size: listBytes}
 
 func terms(text string) []string {
 	words := Words(text)
@@ -138,7 +144,7 @@ func Sentences(text string) []string {
 	return slices.Clone(sentenceSplits.Get(text, splitSentences))
 }
 
-var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
+var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.1), Size: listBytes}
 
 func splitSentences(text string) []string {
 	var out []string

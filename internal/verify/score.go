@@ -214,7 +214,21 @@ func newEvidence() *evidence {
 // builtin model composes its answers from the knowledge base's own
 // sentences. A unit is never modified once built, so sharing it is safe.
 var analysed = memo.Bounded[analysedKey, unit]{Max: maxRememberedAnalyses,
-	Remember: func(k analysedKey) bool { return len(k.text) <= 4096 }}
+	Remember: func(k analysedKey) bool { return len(k.text) <= 4096 },
+	MaxBytes: memo.Share(0.35), Size: unitBytes}
+
+// unitBytes estimates the bytes a remembered unit holds: its text, its
+// lists (each word about three times: words, terms, stems and line) and
+// its maps, whose entries cost about memo.EntryBytes each.
+func unitBytes(k analysedKey, u unit) int64 {
+	n := memo.EntryBytes + 2*int64(len(k.text)) + memo.StringsBytes(u.terms) + memo.StringsBytes(u.words) +
+		memo.StringsBytes(u.numbers) + memo.StringsBytes(u.names) + int64(len(u.line)) + 8*int64(len(u.weights))
+	n += memo.EntryBytes * int64(len(u.set)+len(u.negated)+len(u.stems))
+	if u.claim != nil {
+		n += 2 * int64(len(k.text))
+	}
+	return n
+}
 
 type analysedKey struct {
 	text  string
