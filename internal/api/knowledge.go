@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -397,6 +398,64 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*searchOutput, er
 		out.Body.Results = append(out.Body.Results, searchResult{EntityCard: s.card(h.Entity), Score: roundScore(h.Score)})
 	}
 	return out, nil
+}
+
+// searchJSON answers GET /search with the bytes huma would write for
+// search's output, each card from its remembered JSON (cardCache) rather
+// than encoded again; MCP's search_knowledge uses the typed search. Its
+// schema in the OpenAPI document is searchOutput's (routes.go).
+func (s *Server) searchJSON(ctx context.Context, in *searchInput) (*resolveRawOutput, error) {
+	hits, err := s.Retriever.Search(ctx, assistant.SearchQuery{Text: in.Q, Type: assistant.EntityType(in.Type), Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	query, err := marshalJSON(in.Q)
+	if err != nil {
+		return nil, err
+	}
+	cards := make([][]byte, len(hits))
+	size := 64 + len(query)
+	for i, h := range hits {
+		cards[i] = s.cards.json(h.Entity, s.card)
+		size += len(cards[i]) + 40
+	}
+	body := make([]byte, 0, size)
+	body = append(body, `{"query":`...)
+	body = append(body, query...)
+	body = append(body, `,"results":[`...)
+	for i, c := range cards {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		// A result is its card's fields, then its score (searchResult).
+		body = append(body, c[:len(c)-1]...)
+		body = append(body, `,"score":`...)
+		body = appendJSONFloat(body, roundScore(hits[i].Score))
+		body = append(body, '}')
+	}
+	body = append(body, "]}\n"...)
+	return &resolveRawOutput{Body: func(hc huma.Context) {
+		hc.SetHeader("Content-Type", "application/json")
+		hc.SetHeader("Content-Length", strconv.Itoa(len(body)))
+		hc.SetStatus(http.StatusOK)
+		_, _ = hc.BodyWriter().Write(body)
+	}}, nil
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // e-07 becomes e-7
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 func roundScore(f float64) float64 {
