@@ -232,11 +232,10 @@ func (ev *evidence) unitAt(j int) *unit {
 
 // passageKeys are what a variant reads of a passage it inserts: its
 // analysis, the terms it is posted under (its terms and their related
-// forms), its words and its numbers, each sorted, and its direction.
+// forms), its words and its numbers, each sorted.
 type passageKeys struct {
 	unit
 	posts, words, nums []string
-	dir                direction
 }
 
 // insertedKeys remembers the passageKeys of texts, within its share of
@@ -249,7 +248,7 @@ var insertedKeys = memo.Bounded[string, *passageKeys]{Max: maxRememberedAnalyses
 func keysOf(text string) *passageKeys {
 	return insertedKeys.Get(text, func(text string) *passageKeys {
 		u := analysePassage(text)
-		k := &passageKeys{unit: u, words: slices.Clone(u.words), nums: slices.Clone(u.numbers), dir: readDirection(text)}
+		k := &passageKeys{unit: u, words: slices.Clone(u.words), nums: slices.Clone(u.numbers)}
 		for _, t := range u.terms {
 			k.posts = append(k.posts, t)
 			k.posts = append(k.posts, relatedForms(t)...)
