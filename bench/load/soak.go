@@ -21,7 +21,9 @@ package main
 // garbage collections (the soak's own left out), and per kind the requests, errors,
 // latency, server CPU time and bytes allocated per request (the growth of
 // runtime.MemStats.TotalAlloc over the kind's phases, over its requests).
-// With -soak-memlimit the service runs with that GOMEMLIMIT.
+// With -soak-memlimit the service runs with that GOMEMLIMIT; with -profile
+// DIR the service's allocation profile is written to DIR/soak.allocs.pprof
+// at the end.
 
 import (
 	"context"
@@ -219,6 +221,13 @@ func runSoak(ctx context.Context, o options) error {
 	}
 	close(stopSampling)
 	<-sampled
+	if o.profile != "" {
+		// Everything the service allocated since it started (read with
+		// go tool pprof -sample_index=alloc_space).
+		if err := saveProfile(ctx, "http://"+profileAddr+"/debug/pprof/allocs", filepath.Join(o.profile, "soak.allocs.pprof")); err != nil {
+			return err
+		}
+	}
 	rep.RSSEndMB = mib(rssBytes(pid))
 	rep.GCs, rep.AllocMB = last.numGC-first.numGC-forcedGCs, mib(last.totalAlloc-first.totalAlloc)
 	_, err = stats(false)
@@ -439,4 +448,29 @@ func (in *soakInputs) preview() []byte {
 	defer in.mu.Unlock()
 	b, _ := json.Marshal(map[string]string{"vertical": in.pick(soakVerticals), "free_text": in.message()})
 	return b
+}
+
+// saveProfile writes the profile at url to path.
+func saveProfile(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
