@@ -304,8 +304,8 @@ func (ev *evidence) readDirections() {
 		b.dirOnce.Do(b.readDirections)
 		copy(ev.dirs, b.dirs[:ev.at])
 		copy(ev.dirs[ev.at+ev.n:], b.dirs[ev.at:])
-		for i := ev.at; i < ev.at+ev.n; i++ {
-			ev.dirs[i] = readDirection(ev.texts[i])
+		for i, k := range ev.inserted {
+			ev.dirs[ev.at+i] = k.direction()
 		}
 		return
 	}

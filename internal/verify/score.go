@@ -232,10 +232,20 @@ func (ev *evidence) unitAt(j int) *unit {
 
 // passageKeys are what a variant reads of a passage it inserts: its
 // analysis, the terms it is posted under (its terms and their related
-// forms), its words and its numbers, each sorted.
+// forms), its words and its numbers, each sorted, and its direction,
+// read on first use (direction).
 type passageKeys struct {
 	unit
 	posts, words, nums []string
+	text               string
+	dirOnce            sync.Once
+	dir                direction
+}
+
+// direction is readDirection of the passage, read once.
+func (k *passageKeys) direction() direction {
+	k.dirOnce.Do(func() { k.dir = readDirection(k.text) })
+	return k.dir
 }
 
 // insertedKeys remembers the passageKeys of texts, within its share of
@@ -248,7 +258,7 @@ var insertedKeys = memo.Bounded[string, *passageKeys]{Max: maxRememberedAnalyses
 func keysOf(text string) *passageKeys {
 	return insertedKeys.Get(text, func(text string) *passageKeys {
 		u := analysePassage(text)
-		k := &passageKeys{unit: u, words: slices.Clone(u.words), nums: slices.Clone(u.numbers)}
+		k := &passageKeys{unit: u, words: slices.Clone(u.words), nums: slices.Clone(u.numbers), text: text}
 		for _, t := range u.terms {
 			k.posts = append(k.posts, t)
 			k.posts = append(k.posts, relatedForms(t)...)
