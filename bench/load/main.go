@@ -98,6 +98,7 @@ type options struct {
 	soakPhase    time.Duration
 	soakConns    int
 	soakMemLimit string
+	soakMixed    bool
 }
 
 func main() {
@@ -123,6 +124,7 @@ func main() {
 	fs.BoolVar(&o.soak, "soak", false, "soak one builtin service with varied requests (chat, resolve, search, preview in turn) for -duration and report its memory (make soak)")
 	fs.DurationVar(&o.soakPhase, "soak-phase", 5*time.Second, "-soak: how long each kind of request runs before the next takes its turn")
 	fs.IntVar(&o.soakConns, "soak-conns", 2, "-soak: connections of each kind's phase")
+	fs.BoolVar(&o.soakMixed, "soak-mixed", false, "-soak: the four kinds at once, each with -soak-conns connections, instead of in turn")
 	fs.StringVar(&o.soakMemLimit, "soak-memlimit", "", "-soak: the service's GOMEMLIMIT (e.g. 256MiB), as a container limit would set it")
 	fs.StringVar(&role, "role", "", "internal: serve as the bare handler or the fake upstream (bare, fake-openai)")
 	fs.StringVar(&listen, "listen", "127.0.0.1:0", "internal: the address of -role")

@@ -12,7 +12,10 @@ package main
 // four kinds take turns in phases of -soak-phase (5 s), each with
 // -soak-conns connections (2), so that each kind's CPU time and
 // allocations can be read from the process's own counters over its phases;
-// the memory is the sum of all of them, sampled throughout.
+// the memory is the sum of all of them, sampled throughout. With
+// -soak-mixed the four run at once, each with -soak-conns connections, as
+// a service meets them: the memory is then that of the busier service,
+// and CPU time and allocations are reported over all requests only.
 //
 // Reported: resident memory (VmRSS from /proc, every second: start, peak,
 // end, and one figure a minute), the live heap (runtime.MemStats.HeapAlloc
@@ -110,6 +113,10 @@ type soakReport struct {
 	GCs        uint64           `json:"gc_count"`
 	AllocMB    float64          `json:"allocated_mib"`
 	Alive      bool             `json:"alive_at_end"`
+	Mixed      bool             `json:"mixed"`
+	// CPUMsPerReq and AllocKBPerReq are over every request of the soak.
+	CPUMsPerReq   float64 `json:"server_cpu_ms_per_req"`
+	AllocKBPerReq float64 `json:"alloc_kb_per_req"`
 }
 
 func runSoak(ctx context.Context, o options) error {
@@ -148,7 +155,7 @@ func runSoak(ctx context.Context, o options) error {
 	}
 
 	rep := soakReport{Date: time.Now().Format(time.RFC3339), Commit: gitDescribe(root), Duration: o.duration.String(),
-		Phase: o.soakPhase.String(), Conns: o.soakConns, MemLimit: o.soakMemLimit}
+		Phase: o.soakPhase.String(), Conns: o.soakConns, MemLimit: o.soakMemLimit, Mixed: o.soakMixed}
 	first, err := stats(false)
 	if err != nil {
 		return err
@@ -186,26 +193,58 @@ func runSoak(ctx context.Context, o options) error {
 		kinds[i].Name = k.name
 		clients[i] = newClient(o.soakConns)
 	}
-	fmt.Fprintf(os.Stderr, "soak for %s: %s in turn, %s each, %d connections\n", o.duration, "chat, resolve, search, preview", o.soakPhase, o.soakConns)
+	how := "in turn, %s each"
+	if o.soakMixed {
+		how = "all at once, measured every %s"
+	}
+	fmt.Fprintf(os.Stderr, "soak for %s: chat, resolve, search and preview "+how+", %d connections each\n", o.duration, o.soakPhase, o.soakConns)
 	deadline := time.Now().Add(o.duration)
 	last := first
+	var allCPU time.Duration
+	var allAlloc uint64
 	for phase := 0; time.Now().Before(deadline) && ctx.Err() == nil; phase++ {
-		i := phase % len(soakKinds)
-		t := soakKinds[i].target(inputs, p.url, key)
-		m := load(ctx, []endpoint{{clients[i], t}}, o.soakConns, 0, min(o.soakPhase, time.Until(deadline)), serverProbes(pid))
-		endOfRound := i == len(soakKinds)-1 || !time.Now().Before(deadline)
+		// In turn, one kind a phase; with -soak-mixed, all of them at once.
+		run := []int{phase % len(soakKinds)}
+		endOfRound := run[0] == len(soakKinds)-1
+		if o.soakMixed {
+			run, endOfRound = []int{0, 1, 2, 3}, true
+		}
+		dur := min(o.soakPhase, time.Until(deadline))
+		before, beforeOK := sampleCPU(serverProbes(pid)[:1])
+		ms := make([]measurement, len(run))
+		var wg sync.WaitGroup
+		for n, i := range run {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ms[n] = load(ctx, []endpoint{{clients[i], soakKinds[i].target(inputs, p.url, key)}}, o.soakConns, 0, dur, nil)
+			}()
+		}
+		wg.Wait()
+		after, afterOK := sampleCPU(serverProbes(pid)[:1])
+		if !beforeOK || !afterOK {
+			return fmt.Errorf("the service's CPU time cannot be read: has it stopped? %s", p.log.String())
+		}
+		cpu := cpuSince(before, after)[probeServer]
+		endOfRound = endOfRound || !time.Now().Before(deadline)
 		now, err := stats(endOfRound)
 		if err != nil {
 			return fmt.Errorf("after %d phases: %w (the service: %s)", phase+1, err, p.log.String())
 		}
-		k := &kinds[i]
-		k.samples = append(k.samples, m.samples...)
-		k.elapsed += m.elapsed
-		k.cpu += m.cpu[probeServer]
-		k.alloc += now.totalAlloc - last.totalAlloc
-		k.Errors += m.non2xx + m.transportErrors
-		if k.FirstError == "" {
-			k.FirstError = m.firstError
+		alloc := now.totalAlloc - last.totalAlloc
+		allCPU, allAlloc = allCPU+cpu, allAlloc+alloc
+		for n, i := range run {
+			k, m := &kinds[i], ms[n]
+			k.samples = append(k.samples, m.samples...)
+			k.elapsed += m.elapsed
+			if !o.soakMixed { // a kind's own phase: the process's figures are its
+				k.cpu += cpu
+				k.alloc += alloc
+			}
+			k.Errors += m.non2xx + m.transportErrors
+			if k.FirstError == "" {
+				k.FirstError = m.firstError
+			}
 		}
 		// The figures read after the soak's collection: the heap's peak
 		// before it is the previous phase's.
@@ -243,6 +282,10 @@ func runSoak(ctx context.Context, o options) error {
 		k.P50Ms, k.P99Ms = ms(percentile(k.samples, 50)), ms(percentile(k.samples, 99))
 	}
 	rep.Kinds = kinds
+	if total := sumRequests(kinds); total > 0 {
+		rep.CPUMsPerReq = round(ms(allCPU)/float64(total), 4)
+		rep.AllocKBPerReq = round(float64(allAlloc)/1024/float64(total), 1)
+	}
 	printSoak(os.Stdout, rep)
 	if o.out != "-" {
 		b, err := json.MarshalIndent(rep, "", "  ")
@@ -266,10 +309,28 @@ func printSoak(w io.Writer, r soakReport) {
 	for _, k := range r.Kinds {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.3f\t%.1f\t\n", k.Name, k.Requests, k.Errors, k.RPS, k.P50Ms, k.P99Ms, k.ServerCPUMsPerReq, k.AllocKBPerReq)
 	}
+	fmt.Fprintf(tw, "all\t%d\t%d\t\t\t\t%.3f\t%.1f\t\n", sumRequests(r.Kinds), sumErrors(r.Kinds), r.CPUMsPerReq, r.AllocKBPerReq)
 	tw.Flush()
+	if r.Mixed {
+		fmt.Fprintln(w, "(all at once: CPU time and allocations are the service's, over every request)")
+	}
 	fmt.Fprintf(w, "resident MiB: start %.0f, peak %.0f, end %.0f; by minute %v\n", r.RSSStartMB, r.RSSPeakMB, r.RSSEndMB, r.RSSByMin)
 	fmt.Fprintf(w, "live heap MiB: peak %.0f, end %.0f; HeapAlloc peak %.0f MiB; %d GCs; %.0f MiB allocated; alive at the end: %v\n",
 		r.LivePeakMB, r.LiveEndMB, r.HeapPeakMB, r.GCs, r.AllocMB, r.Alive)
+}
+
+func sumRequests(kinds []soakKindResult) (n int) {
+	for _, k := range kinds {
+		n += k.Requests
+	}
+	return n
+}
+
+func sumErrors(kinds []soakKindResult) (n int) {
+	for _, k := range kinds {
+		n += k.Errors
+	}
+	return n
 }
 
 func mib(b uint64) float64 { return round(float64(b)/(1<<20), 1) }
