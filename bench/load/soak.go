@@ -146,16 +146,23 @@ func runSoak(ctx context.Context, o options) error {
 	}
 	defer p.stop()
 	pid := p.cmd.Process.Pid
+	rep := soakReport{Date: time.Now().Format(time.RFC3339), Commit: gitDescribe(root), Duration: o.duration.String(),
+		Phase: o.soakPhase.String(), Conns: o.soakConns, MemLimit: o.soakMemLimit, Mixed: o.soakMixed}
 	forcedGCs := uint64(0)
+	// stats reads the service's figures; with collect, it notes the heap
+	// first (for its peak), then asks for a collection and reads again.
 	stats := func(collect bool) (memStats, error) {
 		if collect {
+			before, err := readMemStats(ctx, "http://"+profileAddr, false)
+			if err != nil {
+				return before, err
+			}
+			rep.HeapPeakMB = max(rep.HeapPeakMB, mib(before.heapAlloc))
 			forcedGCs++
 		}
 		return readMemStats(ctx, "http://"+profileAddr, collect)
 	}
 
-	rep := soakReport{Date: time.Now().Format(time.RFC3339), Commit: gitDescribe(root), Duration: o.duration.String(),
-		Phase: o.soakPhase.String(), Conns: o.soakConns, MemLimit: o.soakMemLimit, Mixed: o.soakMixed}
 	first, err := stats(false)
 	if err != nil {
 		return err
@@ -246,8 +253,6 @@ func runSoak(ctx context.Context, o options) error {
 				k.FirstError = m.firstError
 			}
 		}
-		// The figures read after the soak's collection: the heap's peak
-		// before it is the previous phase's.
 		last = now
 		if endOfRound {
 			rep.LiveEndMB = mib(now.heapAlloc)
@@ -307,7 +312,11 @@ func printSoak(w io.Writer, r soakReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kind\trequests\terrors\treq/s\tp50 ms\tp99 ms\tserver CPU ms/req\tallocated KB/req\t")
 	for _, k := range r.Kinds {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.3f\t%.1f\t\n", k.Name, k.Requests, k.Errors, k.RPS, k.P50Ms, k.P99Ms, k.ServerCPUMsPerReq, k.AllocKBPerReq)
+		cpu, alloc := fmt.Sprintf("%.3f", k.ServerCPUMsPerReq), fmt.Sprintf("%.1f", k.AllocKBPerReq)
+		if r.Mixed {
+			cpu, alloc = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%s\t%s\t\n", k.Name, k.Requests, k.Errors, k.RPS, k.P50Ms, k.P99Ms, cpu, alloc)
 	}
 	fmt.Fprintf(tw, "all\t%d\t%d\t\t\t\t%.3f\t%.1f\t\n", sumRequests(r.Kinds), sumErrors(r.Kinds), r.CPUMsPerReq, r.AllocKBPerReq)
 	tw.Flush()
