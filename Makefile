@@ -2,7 +2,7 @@
 # (client/) is a module of its own: test, race, vet and lint cover both.
 GO ?= go
 
-.PHONY: run test build race vet lint bench bench-scaleout
+.PHONY: run test build race vet lint bench bench-scaleout soak
 
 run:
 	$(GO) run ./cmd/assistant serve
@@ -44,3 +44,11 @@ BENCH_SCALEOUT_FLAGS ?= -repeat 3
 
 bench-scaleout:
 	$(GO) run ./bench/load -scaleout $(BENCH_SCALEOUT_FLAGS)
+
+# The soak (docs/performance.md, "Memory under varied load"): one builtin
+# service under varied requests for 10 minutes, reporting its memory.
+# With a limit: make soak SOAK_FLAGS="-duration 10m -soak-memlimit 256MiB"
+SOAK_FLAGS ?= -duration 10m
+
+soak:
+	$(GO) run ./bench/load -soak $(SOAK_FLAGS)

@@ -23,6 +23,9 @@ type target struct {
 	body   []byte
 	bodies *bodyCycle
 	header http.Header
+	// vary, when set, draws each request's URL and body instead (the
+	// soak's varied inputs).
+	vary func() (url string, body []byte)
 }
 
 // bodyCycle hands out request bodies in turn, to every worker of a row.
@@ -37,13 +40,19 @@ func (c *bodyCycle) take() []byte {
 
 func (t target) request(ctx context.Context) (*http.Request, error) {
 	var body io.Reader
+	u := t.url
 	switch {
+	case t.vary != nil:
+		var b []byte
+		if u, b = t.vary(); b != nil {
+			body = bytes.NewReader(b)
+		}
 	case t.bodies != nil:
 		body = bytes.NewReader(t.bodies.take())
 	case t.body != nil:
 		body = bytes.NewReader(t.body)
 	}
-	req, err := http.NewRequestWithContext(ctx, t.method, t.url, body)
+	req, err := http.NewRequestWithContext(ctx, t.method, u, body)
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,12 @@ type options struct {
 	redisServer  string
 	instances    int
 	redisTimeout time.Duration
+	// The soak (soak.go).
+	soak         bool
+	soakPhase    time.Duration
+	soakConns    int
+	soakMemLimit string
+	soakMixed    bool
 }
 
 func main() {
@@ -115,6 +121,11 @@ func main() {
 	fs.StringVar(&o.redisServer, "redis-server", "", "-scaleout: the redis-server binary to start a private Redis with (default: redis-server on the PATH)")
 	fs.IntVar(&o.instances, "instances", 3, "-scaleout: instances of the largest setup")
 	fs.DurationVar(&o.redisTimeout, "redis-timeout", 250*time.Millisecond, "-scaleout: ASSISTANT_REDIS_TIMEOUT of the instances (the service's default is 25ms; a call past it is decided without Redis)")
+	fs.BoolVar(&o.soak, "soak", false, "soak one builtin service with varied requests (chat, resolve, search, preview in turn) for -duration and report its memory (make soak)")
+	fs.DurationVar(&o.soakPhase, "soak-phase", 5*time.Second, "-soak: how long each kind of request runs before the next takes its turn")
+	fs.IntVar(&o.soakConns, "soak-conns", 2, "-soak: connections of each kind's phase")
+	fs.BoolVar(&o.soakMixed, "soak-mixed", false, "-soak: the four kinds at once, each with -soak-conns connections, instead of in turn")
+	fs.StringVar(&o.soakMemLimit, "soak-memlimit", "", "-soak: the service's GOMEMLIMIT (e.g. 256MiB), as a container limit would set it")
 	fs.StringVar(&role, "role", "", "internal: serve as the bare handler or the fake upstream (bare, fake-openai)")
 	fs.StringVar(&listen, "listen", "127.0.0.1:0", "internal: the address of -role")
 	fs.Parse(os.Args[1:])
@@ -129,8 +140,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	runMode := run
-	if o.scaleout {
+	switch {
+	case o.scaleout:
 		runMode = runScaleOut
+	case o.soak:
+		runMode = runSoak
 	}
 	if err := runMode(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"io"
 	"log/slog"
 	"net"
@@ -46,6 +47,7 @@ func serve(ctx context.Context, e env, args []string) error {
 	}
 	logger := newLogger(e.stderr, cfg.LogLevel)
 	logger.Info("starting", "version", version, "config", cfg)
+	applyMemoryLimit(e, logger, memlimit.FromCgroup)
 
 	// Tracing, when the OTEL_* variables configure an OTLP endpoint: the
 	// spans still queued are sent on the way out.

@@ -41,3 +41,17 @@ func (s *Server) SetMCPResponseLimit(n int) { s.mcpResponseLimit = n }
 // SetAuthPenalty changes how long a failed verification past the limit on
 // failed authentication holds its address's turn.
 func (s *Server) SetAuthPenalty(d time.Duration) { s.authPenalty = d }
+
+// SearchEncoded is search's typed answer to a query, encoded as huma
+// encodes an output body: what GET /search must write byte for byte.
+func (s *Server) SearchEncoded(ctx context.Context, q string, limit int) ([]byte, error) {
+	out, err := s.search(ctx, &searchInput{Q: q, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(out.Body)
+	return b.Bytes(), err
+}

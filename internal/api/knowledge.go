@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -207,34 +208,28 @@ func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRaw
 		return nil, err
 	}
 	cards := make([][]byte, len(resolved))
-	size := 64
 	for i, e := range resolved {
 		cards[i] = s.cards.json(e, s.card)
-		size += len(cards[i]) + 1
 	}
 	rest, err := marshalJSON(unresolved)
 	if err != nil {
 		return nil, err
 	}
-	body := make([]byte, 0, size+len(rest))
-	body = append(body, `{"resolved":[`...)
-	for i, c := range cards {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, c...)
-	}
-	body = append(body, `],"unresolved":`...)
-	body = append(body, rest...)
-	body = append(body, "}\n"...)
+	answer := newResolveAnswer(cards, rest)
 	if r, ok := ctx.Value(rememberKey).(rememberedResolve); ok {
-		s.resolves.put(r.version, r.body, body)
+		s.resolves.put(r.version, r.body, answer)
 	}
 	return &resolveRawOutput{Body: func(hc huma.Context) {
+		// In one write, with its length, from a pooled buffer.
+		buf := answerBuffers.Get().(*[]byte)
+		*buf = answer.appendTo((*buf)[:0])
 		hc.SetHeader("Content-Type", "application/json")
-		hc.SetHeader("Content-Length", strconv.Itoa(len(body)))
+		hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
 		hc.SetStatus(http.StatusOK)
-		_, _ = hc.BodyWriter().Write(body)
+		_, _ = hc.BodyWriter().Write(*buf)
+		if cap(*buf) <= maxReusedBody {
+			answerBuffers.Put(buf)
+		}
 	}}, nil
 }
 
@@ -397,6 +392,85 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*searchOutput, er
 		out.Body.Results = append(out.Body.Results, searchResult{EntityCard: s.card(h.Entity), Score: roundScore(h.Score)})
 	}
 	return out, nil
+}
+
+// searchJSON answers GET /search with the bytes huma would write for
+// search's output, each card from its remembered JSON (cardCache) rather
+// than encoded again; MCP's search_knowledge uses the typed search. Its
+// schema in the OpenAPI document is searchOutput's (routes.go). The
+// answer is written piece by piece: publicCaching holds it in a buffer of
+// its own to compute the ETag, so it is not assembled here first.
+func (s *Server) searchJSON(ctx context.Context, in *searchInput) (*resolveRawOutput, error) {
+	hits, err := s.Retriever.Search(ctx, assistant.SearchQuery{Text: in.Q, Type: assistant.EntityType(in.Type), Limit: in.Limit})
+	if err != nil {
+		return nil, err
+	}
+	query, err := marshalJSON(in.Q)
+	if err != nil {
+		return nil, err
+	}
+	cards := make([][]byte, len(hits))
+	var scores []byte // each result's score, as encoding/json writes it
+	ends := make([]int, len(hits))
+	size := len(searchStart) + len(query) + len(searchResults) + len(searchEnd)
+	for i, h := range hits {
+		cards[i] = s.cards.json(h.Entity, s.card)
+		scores = appendJSONFloat(scores, roundScore(h.Score))
+		ends[i] = len(scores)
+		size += len(cards[i]) - 1 + len(scoreField) + 1
+		if i > 0 {
+			size++
+		}
+	}
+	size += len(scores)
+	return &resolveRawOutput{Body: func(hc huma.Context) {
+		hc.SetHeader("Content-Type", "application/json")
+		hc.SetHeader("Content-Length", strconv.Itoa(size))
+		hc.SetStatus(http.StatusOK)
+		w := hc.BodyWriter()
+		w.Write(searchStart)
+		w.Write(query)
+		w.Write(searchResults)
+		from := 0
+		for i, c := range cards {
+			if i > 0 {
+				w.Write(comma)
+			}
+			// A result is its card's fields, then its score (searchResult).
+			w.Write(c[:len(c)-1])
+			w.Write(scoreField)
+			w.Write(scores[from:ends[i]])
+			w.Write(closeBrace)
+			from = ends[i]
+		}
+		w.Write(searchEnd)
+	}}, nil
+}
+
+// The constant pieces of searchJSON's answer.
+var (
+	searchStart   = []byte(`{"query":`)
+	searchResults = []byte(`,"results":[`)
+	searchEnd     = []byte("]}\n")
+	scoreField    = []byte(`,"score":`)
+	comma         = []byte(",")
+	closeBrace    = []byte("}")
+)
+
+// appendJSONFloat appends f as encoding/json writes a float64.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' { // e-07 becomes e-7
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 func roundScore(f float64) float64 {

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -479,7 +480,8 @@ func publicCaching(next http.Handler) http.Handler {
 		if tryItNow {
 			policy = cacheNoStore
 		}
-		bw := &cachingWriter{w: w, policy: policy}
+		bw := &cachingWriter{w: w, policy: policy, body: heldBodies.Get().(*bytes.Buffer)}
+		defer releaseHeldBody(bw.body)
 		next.ServeHTTP(bw, r)
 		if !bw.decided && w.Header().Get("ETag") != "" {
 			bw.WriteHeader(http.StatusOK) // a HEAD answered with headers only
@@ -540,7 +542,22 @@ type cachingWriter struct {
 	decided     bool
 	passthrough bool
 	status      int
-	body        bytes.Buffer
+	body        *bytes.Buffer // from heldBodies
+}
+
+// heldBodies are the buffers publicCaching holds answers in, reused: an
+// answer is written out before its buffer is given back.
+var heldBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxReusedBody is the largest buffer given back to heldBodies; a larger
+// one (a rare, very long answer) is left to the collector.
+const maxReusedBody = 256 << 10
+
+func releaseHeldBody(b *bytes.Buffer) {
+	if b.Cap() <= maxReusedBody {
+		b.Reset()
+		heldBodies.Put(b)
+	}
 }
 
 func (c *cachingWriter) Header() http.Header { return c.w.Header() }

@@ -18,8 +18,8 @@ import (
 // validating or assembling anything. Only 200 answers to valid bodies are
 // remembered, so a remembered body would be valid again.
 
-// Bounds of the resolve memo: at most maxRememberedResolves answers (about
-// 30 KB each for 20 tokens), to bodies of at most maxRememberedResolveBody
+// Bounds of the resolve memo: at most maxRememberedResolves answers (their
+// cards are shared with cardCache: a few hundred bytes each), to bodies of at most maxRememberedResolveBody
 // bytes (100 tokens with long slugs fit).
 const (
 	maxRememberedResolves    = 512
@@ -34,11 +34,50 @@ const (
 type resolveMemo struct {
 	mu      sync.Mutex
 	version int64
-	answers map[string][]byte // request body -> answer body
+	answers map[string]*resolveAnswer // request body -> answer
 }
 
+// resolveAnswer is a resolve answer kept as its pieces: the JSON of each
+// card (shared with cardCache) and of the unresolved tokens. Remembering
+// pieces rather than the assembled body keeps a remembered answer small,
+// and the body is assembled in a pooled buffer when it is written.
+type resolveAnswer struct {
+	cards [][]byte
+	rest  []byte
+}
+
+// newResolveAnswer returns the answer of cards and rest.
+func newResolveAnswer(cards [][]byte, rest []byte) *resolveAnswer {
+	return &resolveAnswer{cards: cards, rest: rest}
+}
+
+// The constant pieces of a resolve answer.
+var (
+	resolvedStart   = []byte(`{"resolved":[`)
+	unresolvedStart = []byte(`],"unresolved":`)
+	answerEnd       = []byte("}\n")
+)
+
+// appendTo appends the answer's body to b.
+func (a *resolveAnswer) appendTo(b []byte) []byte {
+	b = append(b, resolvedStart...)
+	for i, c := range a.cards {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	b = append(b, unresolvedStart...)
+	b = append(b, a.rest...)
+	return append(b, answerEnd...)
+}
+
+// answerBuffers are the buffers resolve answers are assembled in before
+// their one write; one larger than maxReusedBody is not kept.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // get returns the remembered answer to body at version.
-func (m *resolveMemo) get(version int64, body []byte) ([]byte, bool) {
+func (m *resolveMemo) get(version int64, body []byte) (*resolveAnswer, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.version != version {
@@ -49,11 +88,11 @@ func (m *resolveMemo) get(version int64, body []byte) ([]byte, bool) {
 }
 
 // put remembers answer as the answer to body at version.
-func (m *resolveMemo) put(version int64, body, answer []byte) {
+func (m *resolveMemo) put(version int64, body []byte, answer *resolveAnswer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.version != version || m.answers == nil || len(m.answers) >= maxRememberedResolves {
-		m.version, m.answers = version, make(map[string][]byte, maxRememberedResolves)
+		m.version, m.answers = version, make(map[string]*resolveAnswer, maxRememberedResolves)
 	}
 	m.answers[string(body)] = answer
 }
@@ -98,11 +137,16 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 }
 
 // writeJSONAnswer writes a 200 JSON answer in one write, with its length.
-func writeJSONAnswer(w http.ResponseWriter, answer []byte) {
+func writeJSONAnswer(w http.ResponseWriter, answer *resolveAnswer) {
+	buf := answerBuffers.Get().(*[]byte)
+	*buf = answer.appendTo((*buf)[:0])
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+	w.Header().Set("Content-Length", strconv.Itoa(len(*buf)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(answer)
+	_, _ = w.Write(*buf)
+	if cap(*buf) <= maxReusedBody {
+		answerBuffers.Put(buf)
+	}
 }
 
 // readCloser reads from one reader and closes another.

@@ -137,7 +137,8 @@ func (s *Server) handler() (http.Handler, []string) {
 		Summary:     "Search the knowledge base",
 		Description: "Ranked entity cards for a plain-language query: the same retrieval the assistant uses.",
 		Errors:      []int{http.StatusBadRequest},
-	}), s.search)
+		Responses:   jsonResponse(api, searchOutput{}),
+	}), s.searchJSON)
 	huma.Register(api, publicOp(huma.Operation{
 		OperationID: "getCatalog", Method: http.MethodGet, Path: publicPrefix + "/catalog",
 		Summary:     "Verticals and constraint archetypes",

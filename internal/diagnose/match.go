@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 )
@@ -296,9 +297,29 @@ type scored struct {
 	evidence string
 }
 
+// scoreBuffers are the buffers score reuses across calls; a free one has
+// every dot at zero and an empty q.
+type scoreBuffers struct {
+	q             map[string]bool
+	qterms        []string
+	sums, tf      []float64
+	dots          []float64
+	touchedPhrase []int
+}
+
+var scoreBufferPool = sync.Pool{New: func() any { return &scoreBuffers{q: map[string]bool{}} }}
+
 func (ix *index) score(text, vertical string) []scored {
-	q := map[string]bool{}
-	var qterms []string
+	buf := scoreBufferPool.Get().(*scoreBuffers)
+	defer func() {
+		for _, j := range buf.touchedPhrase {
+			buf.dots[j] = 0
+		}
+		buf.touchedPhrase, buf.qterms = buf.touchedPhrase[:0], buf.qterms[:0]
+		clear(buf.q)
+		scoreBufferPool.Put(buf)
+	}()
+	q, qterms := buf.q, buf.qterms
 	for _, t := range ix.an.terms(text) {
 		if !q[t] {
 			q[t] = true
@@ -316,8 +337,13 @@ func (ix *index) score(text, vertical string) []scored {
 	// Per archetype: the BM25F sum, and the term frequency of the term at
 	// hand; per phrase, the dot product with the query. Each sum takes its
 	// terms in query order, as when archetypes were scored one by one.
-	sums, tf := make([]float64, n), make([]float64, n)
-	dots := make([]float64, len(ix.phrases))
+	buf.qterms = qterms
+	sums, tf := floatsOf(&buf.sums, n), floatsOf(&buf.tf, n)
+	clear(sums)
+	if len(buf.dots) < len(ix.phrases) {
+		buf.dots = make([]float64, len(ix.phrases))
+	}
+	dots := buf.dots
 	for _, t := range qterms {
 		f := ix.features[t]
 		if f == nil || f.weight == 0 {
@@ -341,6 +367,7 @@ func (ix *index) score(text, vertical string) []scored {
 			for _, ph := range f.phrases {
 				dots[ph] += w * w
 			}
+			buf.touchedPhrase = append(buf.touchedPhrase, f.phrases...)
 		}
 	}
 	out := make([]scored, n)
@@ -361,4 +388,13 @@ func (ix *index) score(text, vertical string) []scored {
 		out[i] = scored{i: i, score: sums[i] + p.wPhrase*best, evidence: evidence}
 	}
 	return out
+}
+
+// floatsOf returns n floats in buf's storage (not cleared).
+func floatsOf(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }

@@ -16,18 +16,40 @@ import (
 // DefaultMax is the bound of a memo whose own is not set.
 const DefaultMax = 4096
 
+// Budget is the one budget of the memos of text (stems, term lists,
+// sentence splits, analysed passages and claims, the builtin model's
+// analyses and decoded tool results): the bytes they may hold together,
+// about. Each takes a share of it as its MaxBytes (Share), so that however
+// varied the requests, these memos hold no more than Budget between them.
+// The memos of knowledge entities (an entity's evidence, term set, card
+// JSON) are outside it: they hold a few versions of each entity of the
+// knowledge base, so the knowledge bounds them, and putting them under a
+// budget that varied text fills would make every turn work them out
+// again.
+const Budget = 48 << 20
+
+// Share is fraction of Budget, in bytes.
+func Share(fraction float64) int64 { return int64(fraction * Budget) }
+
 // Bounded remembers values by key, up to Max keys (DefaultMax when 0).
 // When it is full it forgets everything and starts again, so that a
 // long-running server keeps what its requests read now rather than what
 // the first ones read.
 type Bounded[K comparable, V any] struct {
 	Max int64
+	// MaxBytes, with Size, bounds the memo by the bytes it holds too (a
+	// share of Budget): when the sizes of the values stored reach it, it
+	// starts again as when Max is reached. Size estimates the bytes one
+	// entry holds: its key's and value's bytes and their headers.
+	MaxBytes int64
+	Size     func(K, V) int64
 	// Remember, when set, says which keys are worth remembering (short
 	// texts, say); the others are computed every time.
 	Remember func(K) bool
 
 	values sync.Map // K -> V
 	n      atomic.Int64
+	bytes  atomic.Int64
 }
 
 // Get returns compute(key), remembered.
@@ -55,15 +77,19 @@ func (m *Bounded[K, V]) Store(key K, v V) {
 	if m.Remember != nil && !m.Remember(key) {
 		return
 	}
-	if m.n.Load() >= bound(m.Max) {
+	if m.n.Load() >= bound(m.Max) || m.MaxBytes > 0 && m.bytes.Load() >= m.MaxBytes {
 		// Two callers may both start again, and one may count a value
 		// the other forgot: the bound is approximate, never exceeded by
 		// much.
 		m.values.Clear()
 		m.n.Store(0)
+		m.bytes.Store(0)
 	}
 	if _, loaded := m.values.LoadOrStore(key, v); !loaded {
 		m.n.Add(1)
+		if m.Size != nil {
+			m.bytes.Add(m.Size(key, v))
+		}
 	}
 }
 
@@ -140,6 +166,23 @@ func (m *Versions[K, S, V]) Get(key K, source S, same func(a, b S) bool, compute
 func bound(n int64) int64 {
 	if n <= 0 {
 		return DefaultMax
+	}
+	return n
+}
+
+// Entry sizes, for Size functions: a map entry's header, and a string's
+// or a slice's.
+const (
+	EntryBytes  = 64
+	StringBytes = 16
+	SliceBytes  = 24
+)
+
+// StringsBytes estimates the bytes of a list of strings.
+func StringsBytes(list []string) int64 {
+	n := int64(SliceBytes)
+	for _, s := range list {
+		n += StringBytes + int64(len(s))
 	}
 	return n
 }

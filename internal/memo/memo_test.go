@@ -1,6 +1,7 @@
 package memo_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -71,4 +72,21 @@ func TestConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestBoundedStartsAgainAtItsBytes(t *testing.T) {
+	m := memo.Bounded[string, string]{Max: 1000, MaxBytes: 100, Size: func(k, v string) int64 { return int64(len(k) + len(v)) }}
+	for i := range 10 { // 10 entries of 20 bytes: past 100 after the fifth
+		k := fmt.Sprintf("key-%05d-", i)
+		m.Store(k, k)
+	}
+	held := 0
+	for i := range 10 {
+		if _, ok := m.Load(fmt.Sprintf("key-%05d-", i)); ok {
+			held++
+		}
+	}
+	if held == 0 || held > 5 {
+		t.Fatalf("held %d entries of 20 bytes under a 100-byte bound", held)
+	}
 }

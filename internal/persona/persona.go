@@ -31,8 +31,8 @@ var actionsTXT string
 // IsAction reports whether a sentence opens with a verb of advice
 // (actions.txt): it says what to do.
 func IsAction(sentence string) bool {
-	words := textproc.Words(sentence)
-	return len(words) > 0 && actions()[textproc.Stem(words[0])]
+	first := textproc.FirstWord(sentence)
+	return first != "" && actions()[textproc.Stem(first)]
 }
 
 var actions = sync.OnceValue(func() map[string]bool {

@@ -25,6 +25,57 @@ func Words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
+// WordCount is len(Words(text)), counted without building the list.
+func WordCount(text string) int {
+	if !isASCII(text) {
+		return len(Words(text))
+	}
+	n, in := 0, false
+	for i := 0; i < len(text); i++ {
+		w := isASCIIWordByte(text[i])
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n
+}
+
+// FirstWord is the first of Words(text), or "" when it has none, found
+// without splitting the rest of the text.
+func FirstWord(text string) string {
+	if !isASCII(text) {
+		if words := Words(text); len(words) > 0 {
+			return words[0]
+		}
+		return ""
+	}
+	start := 0
+	for start < len(text) && !isASCIIWordByte(text[start]) {
+		start++
+	}
+	end := start
+	for end < len(text) && isASCIIWordByte(text[end]) {
+		end++
+	}
+	return strings.ToLower(text[start:end])
+}
+
+// isASCII reports whether text is all ASCII, where Words's rules (and
+// lowercasing) are a byte's business alone.
+func isASCII(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIWordByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
 // Stem returns the Snowball (Porter 2) stem of a lowercase word. Stems
 // are remembered (up to maxRememberedStems words of up to 40 bytes): a chat
 // turn stems the same few thousand words of the knowledge base again and
@@ -33,7 +84,13 @@ func Stem(word string) string {
 	return stems.Get(word, func(w string) string { return english.Stem(w, true) })
 }
 
-var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 }}
+var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 },
+	MaxBytes: memo.Share(0.1), Size: func(w, stem string) int64 { return memo.EntryBytes + int64(len(w)+len(stem)) }}
+
+// listBytes is the Size of the memos of text to a list of strings.
+func listBytes(text string, list []string) int64 {
+	return memo.EntryBytes + memo.StringBytes + int64(len(text)) + memo.StringsBytes(list)
+}
 
 const maxRememberedStems = 200_000
 
@@ -53,7 +110,7 @@ func Terms(text string) []string {
 	return slices.Clone(termLists.Get(text, terms))
 }
 
-var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
+var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.15), Size: listBytes}
 
 func terms(text string) []string {
 	words := Words(text)
@@ -87,7 +144,7 @@ func Sentences(text string) []string {
 	return slices.Clone(sentenceSplits.Get(text, splitSentences))
 }
 
-var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText}
+var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.1), Size: listBytes}
 
 func splitSentences(text string) []string {
 	var out []string

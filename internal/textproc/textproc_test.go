@@ -71,3 +71,19 @@ func TestSentencesIsLinear(t *testing.T) {
 		t.Errorf("%d sentences; the last two: %.80q", len(got), got[max(1, len(got)-2):])
 	}
 }
+
+func TestWordCountAndFirstWordAgreeWithWords(t *testing.T) {
+	for _, text := range []string{"", "  ", "Don't stop", "Measure the WIP, then cut it.", "İstanbul grows", "café au lait", "3 steps -- 42x", "...Hello"} {
+		words := textproc.Words(text)
+		if got := textproc.WordCount(text); got != len(words) {
+			t.Errorf("WordCount(%q) = %d, Words has %d", text, got, len(words))
+		}
+		first := ""
+		if len(words) > 0 {
+			first = words[0]
+		}
+		if got := textproc.FirstWord(text); got != first {
+			t.Errorf("FirstWord(%q) = %q, want %q", text, got, first)
+		}
+	}
+}

@@ -300,6 +300,15 @@ func outside(a, b quantity) bool {
 // only a cited claim that has a move, a cause or a number needs them.
 func (ev *evidence) readDirections() {
 	ev.dirs = make([]direction, len(ev.texts))
+	if b := ev.base; b != nil { // a variant: base's passages are read once
+		b.dirOnce.Do(b.readDirections)
+		copy(ev.dirs, b.dirs[:ev.at])
+		copy(ev.dirs[ev.at+ev.n:], b.dirs[ev.at:])
+		for i, k := range ev.inserted {
+			ev.dirs[ev.at+i] = k.direction()
+		}
+		return
+	}
 	for i, text := range ev.texts {
 		ev.dirs[i] = readDirection(text)
 	}
@@ -345,8 +354,8 @@ func (ev *evidence) movedAgainst(cm move, clause []string) int {
 		return -1
 	}
 	against := -1
-	for j := range ev.units {
-		p, pd := &ev.units[j], &ev.dirs[j]
+	for j := range ev.size() {
+		p, pd := ev.unitAt(j), &ev.dirs[j]
 		if len(pd.moves) == 0 {
 			continue
 		}
@@ -383,8 +392,8 @@ func (ev *evidence) causedAgainst(cc cause, clause []string) int {
 		return -1
 	}
 	against := -1
-	for j := range ev.units {
-		p, pd := &ev.units[j], &ev.dirs[j]
+	for j := range ev.size() {
+		p, pd := ev.unitAt(j), &ev.dirs[j]
 		if len(pd.causes) == 0 || share(clause, p.stems) < reversalShare {
 			continue
 		}
@@ -405,8 +414,8 @@ func (ev *evidence) causedAgainst(cc cause, clause []string) int {
 // quantityAgainst is reversal for the numbers of a claim.
 func (ev *evidence) quantityAgainst(c *unit) int {
 	against := -1
-	for j := range ev.units {
-		p, pd := &ev.units[j], &ev.dirs[j]
+	for j := range ev.size() {
+		p, pd := ev.unitAt(j), &ev.dirs[j]
 		if len(pd.quantities) == 0 || share(c.terms, p.stems) < reversalShare {
 			continue
 		}

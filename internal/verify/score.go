@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -202,6 +203,171 @@ type evidence struct {
 	dirs    []direction
 	words   map[string]bool
 	nums    map[string]bool
+	// base, when set, makes this evidence a variant of base: base's
+	// passages with n more inserted at index at (an entity's passages with
+	// the turn's applications of it among its key ideas; variantOf).
+	// texts, group and locs are the variant's own, all of them; inserted
+	// holds what the inserted passages add, and the rest is read from base
+	// through unitAt, post, hasPost, hasWord, hasNum and eachWord.
+	base     *evidence
+	at, n    int
+	inserted []*passageKeys
+}
+
+// size is the number of passages.
+func (ev *evidence) size() int { return len(ev.texts) }
+
+// unitAt is the analysis of passage j.
+func (ev *evidence) unitAt(j int) *unit {
+	switch {
+	case ev.base == nil:
+		return &ev.units[j]
+	case j < ev.at:
+		return &ev.base.units[j]
+	case j < ev.at+ev.n:
+		return &ev.inserted[j-ev.at].unit
+	}
+	return &ev.base.units[j-ev.n]
+}
+
+// passageKeys are what a variant reads of a passage it inserts: its
+// analysis, the terms it is posted under (its terms and their related
+// forms), its words and its numbers, each sorted, and its direction,
+// read on first use (direction).
+type passageKeys struct {
+	unit
+	posts, words, nums []string
+	text               string
+	dirOnce            sync.Once
+	dir                direction
+}
+
+// direction is readDirection of the passage, read once.
+func (k *passageKeys) direction() direction {
+	k.dirOnce.Do(func() { k.dir = readDirection(k.text) })
+	return k.dir
+}
+
+// insertedKeys remembers the passageKeys of texts, within its share of
+// memo.Budget: the passages a turn inserts come from the catalog.
+var insertedKeys = memo.Bounded[string, *passageKeys]{Max: maxRememberedAnalyses, MaxBytes: memo.Share(0.1),
+	Size: func(text string, k *passageKeys) int64 {
+		return unitBytes(analysedKey{text: text}, k.unit) + memo.StringsBytes(k.posts) + memo.StringsBytes(k.words) + memo.StringsBytes(k.nums) + 4*int64(len(text))
+	}}
+
+func keysOf(text string) *passageKeys {
+	return insertedKeys.Get(text, func(text string) *passageKeys {
+		u := analysePassage(text)
+		k := &passageKeys{unit: u, words: slices.Clone(u.words), nums: slices.Clone(u.numbers), text: text}
+		for _, t := range u.terms {
+			k.posts = append(k.posts, t)
+			k.posts = append(k.posts, relatedForms(t)...)
+		}
+		for _, list := range []*[]string{&k.posts, &k.words, &k.nums} {
+			slices.Sort(*list)
+			*list = slices.Clip(slices.Compact(*list))
+		}
+		return k
+	})
+}
+
+func sortedHas(list []string, s string) bool {
+	_, ok := slices.BinarySearch(list, s)
+	return ok
+}
+
+// post returns the passages that use term t, ascending. A variant's list
+// is merged from its base's (renumbered past the inserted passages) and
+// the inserted passages', into buf's storage: it stays valid until buf
+// is reset.
+func (ev *evidence) post(t string, buf *[]int) []int {
+	if ev.base == nil {
+		return ev.postings[t]
+	}
+	from := ev.base.postings[t]
+	split, _ := slices.BinarySearch(from, ev.at)
+	start := len(*buf)
+	*buf = append(*buf, from[:split]...)
+	for i, k := range ev.inserted {
+		if sortedHas(k.posts, t) {
+			*buf = append(*buf, ev.at+i)
+		}
+	}
+	if split == len(from) && len(*buf)-start == split {
+		*buf = (*buf)[:start]
+		return from // nothing inserted uses t, and base's numbers hold
+	}
+	for _, j := range from[split:] {
+		*buf = append(*buf, j+ev.n)
+	}
+	return (*buf)[start:len(*buf):len(*buf)]
+}
+
+// hasPost reports whether a passage uses term t.
+func (ev *evidence) hasPost(t string) bool {
+	if ev.base == nil {
+		return len(ev.postings[t]) > 0
+	}
+	return ev.base.hasPost(t) || slices.ContainsFunc(ev.inserted, func(k *passageKeys) bool { return sortedHas(k.posts, t) })
+}
+
+// hasWord reports whether a passage uses word w.
+func (ev *evidence) hasWord(w string) bool {
+	if ev.base == nil {
+		return ev.words[w]
+	}
+	return ev.base.hasWord(w) || slices.ContainsFunc(ev.inserted, func(k *passageKeys) bool { return sortedHas(k.words, w) })
+}
+
+// hasNum reports whether a passage states number n.
+func (ev *evidence) hasNum(n string) bool {
+	if ev.base == nil {
+		return ev.nums[n]
+	}
+	return ev.base.hasNum(n) || slices.ContainsFunc(ev.inserted, func(k *passageKeys) bool { return sortedHas(k.nums, n) })
+}
+
+// eachWord calls f with the words of the passages (some more than once
+// in a variant) until it returns true, and reports whether it did.
+func (ev *evidence) eachWord(f func(string) bool) bool {
+	if ev.base == nil {
+		for w := range ev.words {
+			if f(w) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range ev.inserted {
+		if slices.ContainsFunc(k.words, f) {
+			return true
+		}
+	}
+	return ev.base.eachWord(f)
+}
+
+// variantOf returns base's evidence with the key ideas extra inserted at
+// index at, after base's keyIdeas key ideas, reading as buildEvidence
+// would build it from all the variant's passages but sharing base's
+// analyses and postings: a turn's applications vary with the question,
+// so the variants of one entity are many and each is built per check,
+// while base is worked out once per version of the entity.
+func variantOf(base *evidence, at, keyIdeas int, extra []string) *evidence {
+	ev := &evidence{base: base, at: at, n: len(extra), tagStems: base.tagStems}
+	size := len(base.texts) + len(extra)
+	ev.texts = slices.Concat(base.texts[:at], extra, base.texts[at:])
+	ev.locs = make([]location, 0, size)
+	ev.locs = append(ev.locs, base.locs[:at]...)
+	for i, text := range extra { // as locatedPassages locates them
+		ev.locs = append(ev.locs, location{"key_ideas[" + strconv.Itoa(keyIdeas+i) + "]", 0, len(text)})
+	}
+	ev.locs = append(ev.locs, base.locs[at:]...)
+	ev.group = make([]int, size)
+	ev.inserted = make([]*passageKeys, len(extra))
+	for i, text := range extra {
+		ev.inserted[i] = keysOf(text)
+	}
+	return ev
 }
 
 func newEvidence() *evidence {
@@ -214,7 +380,21 @@ func newEvidence() *evidence {
 // builtin model composes its answers from the knowledge base's own
 // sentences. A unit is never modified once built, so sharing it is safe.
 var analysed = memo.Bounded[analysedKey, unit]{Max: maxRememberedAnalyses,
-	Remember: func(k analysedKey) bool { return len(k.text) <= 4096 }}
+	Remember: func(k analysedKey) bool { return len(k.text) <= 4096 },
+	MaxBytes: memo.Share(0.3), Size: unitBytes}
+
+// unitBytes estimates the bytes a remembered unit holds: its text, its
+// lists (each word about three times: words, terms, stems and line) and
+// its maps, whose entries cost about memo.EntryBytes each.
+func unitBytes(k analysedKey, u unit) int64 {
+	n := memo.EntryBytes + 2*int64(len(k.text)) + memo.StringsBytes(u.terms) + memo.StringsBytes(u.words) +
+		memo.StringsBytes(u.numbers) + memo.StringsBytes(u.names) + int64(len(u.line)) + 8*int64(len(u.weights))
+	n += memo.EntryBytes * int64(len(u.set)+len(u.negated)+len(u.stems))
+	if u.claim != nil {
+		n += 2 * int64(len(k.text))
+	}
+	return n
+}
 
 type analysedKey struct {
 	text  string
@@ -268,11 +448,48 @@ func weight(term string) float64 { return termWeight(term) }
 // posted is the postings of each of the claim's terms: the passages that
 // use the term or one of its derivationally related forms.
 func (ev *evidence) posted(c *unit) [][]int {
+	var flat []int
 	out := make([][]int, len(c.terms))
 	for i, t := range c.terms {
-		out[i] = ev.postings[t]
+		out[i] = ev.post(t, &flat)
 	}
 	return out
+}
+
+// postedInto is posted written into buf's storage, a variant's merged
+// lists into sc.flat's.
+func (ev *evidence) postedInto(sc *scratch, buf *[][]int, c *unit) [][]int {
+	out := zeroed(buf, len(c.terms))
+	for i, t := range c.terms {
+		out[i] = ev.post(t, &sc.flat)
+	}
+	return out
+}
+
+// scratch holds the buffers the scoring of one claim against one evidence
+// reuses: a turn scores every claim against every source, and these
+// buffers were most of what it allocated. features takes one from
+// scratches and gives it back; nothing it returns points into one.
+type scratch struct {
+	posts, subPosts    [][]int
+	flat               []int // a variant's merged postings (evidence.post)
+	single, pair, gain []float64
+	count              []int
+	covered, inTop     []bool
+	scoring            scoring
+	claim              unit
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// zeroed returns n zero values in buf's storage, growing it if needed.
+func zeroed[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
 }
 
 // inAny reports whether one of the passages idx is in the postings list.
@@ -376,11 +593,22 @@ type scoring struct {
 	// inTop[i] tells whether claim term i is in passage top (set by
 	// bestWindow): what the contrasts compare.
 	inTop []bool
+	// scratch holds the buffers above (and greedy's), reused across
+	// claims.
+	scratch *scratch
 }
 
 func (ev *evidence) features(claim string) features {
 	c := analyseCached(claim, true)
-	s := &scoring{ev: ev, claim: &c, text: claim, posts: ev.posted(&c), ws: c.weights, top: -1}
+	sc := scratches.Get().(*scratch)
+	sc.flat = sc.flat[:0]
+	defer func() {
+		sc.scoring, sc.claim = scoring{}, unit{} // hold no evidence while pooled
+		scratches.Put(sc)
+	}()
+	sc.claim = c
+	s := &sc.scoring
+	*s = scoring{ev: ev, claim: &sc.claim, text: claim, posts: ev.postedInto(sc, &sc.posts, &sc.claim), ws: c.weights, top: -1, scratch: sc}
 	for _, w := range s.ws {
 		s.total += w
 	}
@@ -406,8 +634,8 @@ var alwaysComputed = [nFeatures]bool{fBest: true, fMissNum: true, fMissName: tru
 // windows sums, for each passage and each pair of neighbouring passages,
 // the claim weight they hold, in the claim's term order as cover does.
 func (s *scoring) windows() {
-	n := len(s.ev.units)
-	s.single, s.pair = make([]float64, n), make([]float64, n)
+	n := s.ev.size()
+	s.single, s.pair = zeroed(&s.scratch.single, n), zeroed(&s.scratch.pair, n)
 	for i, post := range s.posts {
 		for k, j := range post {
 			s.single[j] += s.ws[i]
@@ -440,7 +668,7 @@ func (s *scoring) bestWindow() float64 {
 		}
 	}
 	if s.top >= 0 {
-		s.inTop = make([]bool, len(s.posts))
+		s.inTop = zeroed(&s.scratch.inTop, len(s.posts))
 		for i, post := range s.posts {
 			_, s.inTop[i] = slices.BinarySearch(post, s.top)
 		}
@@ -462,7 +690,7 @@ func (s *scoring) plainCover() float64 {
 
 // greedyCover is the weighted coverage reached by up to three passages
 // together.
-func (s *scoring) greedyCover() float64 { return s.ev.greedy(s.posts, s.ws, s.total, 3) }
+func (s *scoring) greedyCover() float64 { return s.ev.greedy(s.scratch, s.posts, s.ws, s.total, 3) }
 
 // missingWeight is the weight of the claim's terms no passage uses.
 func (s *scoring) missingWeight() float64 {
@@ -491,7 +719,7 @@ func (s *scoring) weakestPart() float64 {
 		for _, w := range p.weights {
 			pt += w
 		}
-		low = min(low, s.ev.greedy(s.ev.posted(&p), p.weights, pt, 2))
+		low = min(low, s.ev.greedy(s.scratch, s.ev.postedInto(s.scratch, &s.scratch.subPosts, &p), p.weights, pt, 2))
 	}
 	return low
 }
@@ -500,7 +728,7 @@ func (s *scoring) weakestPart() float64 {
 func (s *scoring) missingNumbers() float64 {
 	n := 0
 	for _, num := range s.claim.numbers {
-		if !s.ev.nums[num] {
+		if !s.ev.hasNum(num) {
 			n++
 		}
 	}
@@ -537,10 +765,10 @@ var demonymEndings = []string{"ian", "an", "n", "ese", "ish", "i"}
 // "Libyan": a word of at most two letters more than the name without a
 // demonym ending, of at least four letters, starting it).
 func (ev *evidence) usesName(name string) bool {
-	if ev.words[name] || len(ev.postings[textproc.Stem(name)]) > 0 {
+	if ev.hasWord(name) || ev.hasPost(textproc.Stem(name)) {
 		return true
 	}
-	if slices.ContainsFunc(monthAbbreviations[name], func(a string) bool { return ev.words[a] }) {
+	if slices.ContainsFunc(monthAbbreviations[name], ev.hasWord) {
 		return true
 	}
 	for _, end := range demonymEndings {
@@ -548,10 +776,8 @@ func (ev *evidence) usesName(name string) bool {
 		if !ok || len(root) < 4 {
 			continue
 		}
-		for w := range ev.words {
-			if strings.HasPrefix(w, root) && len(w) <= len(root)+2 {
-				return true
-			}
+		if ev.eachWord(func(w string) bool { return strings.HasPrefix(w, root) && len(w) <= len(root)+2 }) {
+			return true
 		}
 	}
 	return false
@@ -567,7 +793,7 @@ func (s *scoring) negationContrast() float64 {
 	if s.top < 0 {
 		return 0
 	}
-	p := &s.ev.units[s.top]
+	p := s.ev.unitAt(s.top)
 	if s.claim.bareNegations != p.bareNegations {
 		return 1
 	}
@@ -585,7 +811,7 @@ func (s *scoring) antonymContrast() float64 {
 	if s.top < 0 {
 		return 0
 	}
-	return float64(contrasts(s.claim.claim.opposable, s.claim.stems, s.ev.units[s.top].stems))
+	return float64(contrasts(s.claim.claim.opposable, s.claim.stems, s.ev.unitAt(s.top).stems))
 }
 
 // sharedWithTop is the share of the claim's terms the top passage uses:
@@ -606,12 +832,12 @@ func (s *scoring) sharedWithTop() float64 {
 // greedy picks up to k passages, each time the one that adds the most
 // uncovered weight, and returns the weighted coverage they reach. posts
 // are the postings of the claim's terms, ws their weights.
-func (ev *evidence) greedy(posts [][]int, ws []float64, total float64, k int) float64 {
+func (ev *evidence) greedy(sc *scratch, posts [][]int, ws []float64, total float64, k int) float64 {
 	if total == 0 {
 		return 0
 	}
-	covered := make([]bool, len(posts))
-	gain, count := make([]float64, len(ev.units)), make([]int, len(ev.units))
+	covered := zeroed(&sc.covered, len(posts))
+	gain, count := zeroed(&sc.gain, ev.size()), zeroed(&sc.count, ev.size())
 	got := 0.0
 	for round := 0; round < k; round++ {
 		clear(gain)
@@ -694,7 +920,8 @@ func logistic(x []float64) float64 {
 // word for word (-1 when none does). needle is in the form of a unit's
 // line: lowercase words joined by spaces, with a space at each end.
 func (ev *evidence) findWords(needle string) int {
-	for i, u := range ev.units {
+	for i := range ev.size() {
+		u := ev.unitAt(i)
 		if strings.Contains(u.line, needle) {
 			return i
 		}
@@ -714,7 +941,7 @@ func (ev *evidence) quoted(c *claimFacts) (bool, int) {
 		i := -1
 		// Most quotes (a user's own words, repeated) use a word the
 		// evidence never does: no passage needs to be searched.
-		if !slices.ContainsFunc(q.words, func(w string) bool { return !ev.words[w] }) {
+		if !slices.ContainsFunc(q.words, func(w string) bool { return !ev.hasWord(w) }) {
 			i = ev.findWords(q.needle)
 		}
 		if i < 0 {

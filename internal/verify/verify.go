@@ -29,9 +29,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/memo"
+
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -165,7 +167,7 @@ func SplitClaims(text string) []Claim {
 			}
 			bare := strings.TrimSpace(tokenPattern.ReplaceAllString(s, ""))
 			end := strings.TrimRight(bare, "\"'”’)")
-			if len(textproc.Words(bare)) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
+			if textproc.WordCount(bare) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
 				continue
 			}
 			claims = append(claims, c)
@@ -348,27 +350,90 @@ const contrastOverlap = 0.8
 // have for the claim to count as addressed by the sources.
 const relevantOverlap = 1.0 / 3
 
-// entityEvidence remembers the analysed evidence of entities across
-// checks, by token: up to maxVersionsPerToken versions of each (a chat turn
-// adds its vertical's applications of a framework to the framework's key
-// ideas, so one token is checked in several versions) and up to
-// maxRememberedEntities tokens. A remembered evidence serves only an
-// entity with the same passages (samePassages). An evidence is never
-// modified once built.
-var entityEvidence = memo.Versions[assistant.Token, assistant.Entity, *evidence]{
-	PerKey: maxVersionsPerToken, MaxKeys: maxRememberedEntities}
+// entityEvidence remembers the analysed evidence of one version of each
+// entity, by token (up to maxRememberedEntities tokens; when full it
+// starts again): its base. A chat turn adds its applications of a
+// framework to the framework's key ideas, and those vary with the
+// question and the vertical, so an entity is checked in many versions
+// that differ only in key ideas added at the end of its own. Such a
+// version is built from the base (variantOf) for each check, reusing the
+// base's analyses and postings, and only the base is remembered: the
+// memo holds one evidence per entity of the knowledge base, and varied
+// questions cannot make it work the bases out again. An entity edited
+// (other than by key ideas added) replaces its base.
+var entityEvidence entityBases
 
-const (
-	maxRememberedEntities = 20_000
-	maxVersionsPerToken   = 16
-)
+const maxRememberedEntities = 20_000
 
-// samePassages reports whether two entities have the same passages.
-func samePassages(a, b assistant.Entity) bool {
+type entityBases struct {
+	bases sync.Map // assistant.Token -> *entityBase
+	n     atomic.Int64
+}
+
+// entityBase is the evidence of source; neither is modified once stored.
+type entityBase struct {
+	source assistant.Entity
+	ev     *evidence
+}
+
+// of returns the evidence of e.
+func (m *entityBases) of(e assistant.Entity) *evidence {
+	tok := e.Token()
+	if v, ok := m.bases.Load(tok); ok {
+		b := v.(*entityBase)
+		if sameBesidesKeyIdeas(b.source, e) {
+			k := commonPrefix(b.source.KeyIdeas, e.KeyIdeas)
+			if k < len(b.source.KeyIdeas) {
+				// Another version of the same entity: the key ideas they
+				// share are closer to the entity's own, and become the
+				// base.
+				own := e
+				own.KeyIdeas = slices.Clip(e.KeyIdeas[:k])
+				b = &entityBase{own, buildEvidence(own)}
+				m.bases.Store(tok, b)
+			}
+			if k == len(e.KeyIdeas) {
+				return b.ev
+			}
+			return variantOf(b.ev, 1+len(textproc.Sentences(e.Summary))+k, k, e.KeyIdeas[k:])
+		}
+	}
+	ev := buildEvidence(e)
+	if m.n.Add(1) > maxRememberedEntities {
+		m.bases.Clear()
+		m.n.Store(1)
+	}
+	m.bases.Store(tok, &entityBase{e, ev})
+	return ev
+}
+
+// buildEvidence analyses every passage of e.
+func buildEvidence(e assistant.Entity) *evidence {
+	ev := newEvidence()
+	texts, locs := locatedPassages(e)
+	for _, text := range texts {
+		ev.add(text, 0)
+	}
+	ev.locs = locs
+	ev.stemTags(e)
+	return ev
+}
+
+// commonPrefix is the number of leading items a and b share.
+func commonPrefix(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// sameBesidesKeyIdeas reports whether two entities have the same passages
+// but for their key ideas.
+func sameBesidesKeyIdeas(a, b assistant.Entity) bool {
 	return a.Title == b.Title && a.Summary == b.Summary && (a.Year == nil) == (b.Year == nil) &&
 		(a.Year == nil || *a.Year == *b.Year) && slices.Equal(a.Authors, b.Authors) &&
-		slices.Equal(a.KeyIdeas, b.KeyIdeas) && slices.Equal(a.WhenToUse, b.WhenToUse) &&
-		slices.Equal(a.Pitfalls, b.Pitfalls) && slices.Equal(a.Tags, b.Tags)
+		slices.Equal(a.WhenToUse, b.WhenToUse) && slices.Equal(a.Pitfalls, b.Pitfalls) && slices.Equal(a.Tags, b.Tags)
 }
 
 // evidenceIndex analyses each entity's passages once per check, however
@@ -379,16 +444,7 @@ func (ix evidenceIndex) evidence(e assistant.Entity) *evidence {
 	if ev, ok := ix[e.Token()]; ok {
 		return ev
 	}
-	ev := entityEvidence.Get(e.Token(), e, samePassages, func(e assistant.Entity) *evidence {
-		ev := newEvidence()
-		texts, locs := locatedPassages(e)
-		for _, text := range texts {
-			ev.add(text, 0)
-		}
-		ev.locs = locs
-		ev.stemTags(e)
-		return ev
-	})
+	ev := entityEvidence.of(e)
 	ix[e.Token()] = ev
 	return ev
 }

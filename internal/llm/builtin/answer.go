@@ -453,16 +453,21 @@ func (t turn) byFit(p *picker) []*entityResult {
 	var list []scored
 	best := 0.0
 	for _, e := range t.all() {
-		terms := map[string]bool{}
-		for _, s := range p.sentencesOf(e) {
-			for _, term := range s.terms {
-				terms[term] = true
+		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
+		// A scan rather than a set: the question has a handful of key
+		// terms, and a set of the entity's terms would be built anew
+		// for every framework of every turn.
+		fit, _ := t.reading.Addressed(func(stem string) bool {
+			if slices.Contains(title, stem) {
+				return true
 			}
-		}
-		for _, term := range analyse(e.Title).terms {
-			terms[term] = true
-		}
-		fit, _ := t.reading.Addressed(func(stem string) bool { return terms[stem] })
+			for _, s := range sentences {
+				if slices.Contains(s.terms, stem) {
+					return true
+				}
+			}
+			return false
+		})
 		list = append(list, scored{e, fit})
 		best = max(best, fit)
 	}

@@ -47,13 +47,13 @@ type analysis struct {
 // analyses remembers analyse's results: every turn analyses again the
 // sentences of the entities it reads and the conversation's earlier
 // answers.
-var analyses = texts[*analysis](20_000, 4096)
+var analyses = texts[*analysis](20_000, 4096, 0.1, 4) // the text, its key and its terms
 
 // analyse returns the analysis of text, remembered; it is shared, so it
 // must not be modified.
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
-		a := &analysis{key: normaliseText(text), words: len(textproc.Words(text))}
+		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text)}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)

@@ -84,9 +84,10 @@ type decoded[R any] struct {
 // read by one turn is often read by the next. A few hundred results
 // cover the turns under way; the memo starts again when full.
 var (
-	searchResults   = texts[decoded[searchResult]](256, 256<<10)
-	entityResults   = texts[decoded[entityResult]](256, 256<<10)
-	diagnoseResults = texts[decoded[diagnoseResult]](256, 256<<10)
+	// A decoded result holds about the bytes of its JSON again.
+	searchResults   = texts[decoded[searchResult]](256, 256<<10, 0.05, 2)
+	entityResults   = texts[decoded[entityResult]](256, 256<<10, 0.05, 2)
+	diagnoseResults = texts[decoded[diagnoseResult]](256, 256<<10, 0.05, 2)
 )
 
 // decode returns the tool result in content, decoded into R, and whether
