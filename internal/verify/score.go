@@ -445,19 +445,9 @@ func (ev *evidence) add(text string, group int) {
 // nouns, numbers) count more than common ones.
 func weight(term string) float64 { return termWeight(term) }
 
-// posted is the postings of each of the claim's terms: the passages that
-// use the term or one of its derivationally related forms.
-func (ev *evidence) posted(c *unit) [][]int {
-	var flat []int
-	out := make([][]int, len(c.terms))
-	for i, t := range c.terms {
-		out[i] = ev.post(t, &flat)
-	}
-	return out
-}
-
-// postedInto is posted written into buf's storage, a variant's merged
-// lists into sc.flat's.
+// postedInto is the postings of each of the claim's terms (the passages
+// that use the term or one of its derivationally related forms), written
+// into buf's storage, a variant's merged lists into sc.flat's.
 func (ev *evidence) postedInto(sc *scratch, buf *[][]int, c *unit) [][]int {
 	out := zeroed(buf, len(c.terms))
 	for i, t := range c.terms {
