@@ -57,10 +57,7 @@ func withRelevance(c verify.Confidence, r Reading, placement string) verify.Conf
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
-	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" {
-		c.Score = math.Min(c.Score, lowCap)
-	}
-	if share < partlyAddressed {
+	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" || share < partlyAddressed {
 		c.Score = math.Min(c.Score, lowCap)
 	}
 	if placement == "medium" {

@@ -226,9 +226,9 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	case "metrics":
 		// Only the numbers that bear on what was asked: the catalog lists
 		// every number of a constraint, and a list that ignores the
-		// question is noise the reader has to skip.
-		// A clear diagnosis matched the situation itself: its first two
-		// numbers to watch stand whatever their words.
+		// question is noise the reader has to skip. A clear diagnosis
+		// matched the situation itself, so its first two stand whatever
+		// their words.
 		for i, m := range t.metrics() {
 			if len(out) < n && (p.shares(m) || i < 2 && t.diagnosisLeads()) && p.fresh(m) {
 				out = append(out, upperFirst(m))
@@ -241,7 +241,8 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// something with what was asked.
 		citeAll(p.pick(t.fitting(p), min(n, 1), pickRule{least: minOverlap, questions: true}, "idea"))
 		for i, q := range t.rankedQuestions() {
-			if len(out) >= n || (i > 0 || len(out) > 0) && !p.shares(q) {
+			first := i == 0 && len(out) == 0 // the answer's first question stands alone
+			if len(out) >= n || !first && !p.shares(q) {
 				break
 			}
 			if p.fresh(q) {
@@ -507,13 +508,8 @@ const minFit = 0.1
 // frameworks are the frameworks read (all entities read when there is no
 // framework among them); supporting the papers and essays.
 func (t turn) frameworks() []*entityResult {
-	var out, all []*entityResult
-	for i := range t.entities {
-		all = append(all, &t.entities[i])
-		if strings.HasPrefix(t.entities[i].Token, "framework:") {
-			out = append(out, &t.entities[i])
-		}
-	}
+	all := t.all()
+	out := slices.DeleteFunc(slices.Clone(all), func(e *entityResult) bool { return !strings.HasPrefix(e.Token, "framework:") })
 	if len(out) == 0 {
 		return all
 	}

@@ -168,10 +168,15 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 	}
 	list := sentences(e)
 	if a, ok := p.applied[e.Token]; ok {
-		add := func(kind, s string) {
-			if an := analyse(s); an.words >= 5 {
-				list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+		// add lists s unless it is too short to cite, and reports whether
+		// it did.
+		add := func(kind, s string) bool {
+			an := analyse(s)
+			if an.words < 5 {
+				return false
 			}
+			list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+			return true
 		}
 		// Cited in the words the card shows, so a reader can check them.
 		text, steps := a.Application, a.FirstSteps
@@ -181,12 +186,11 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 		for _, s := range textproc.Sentences(text) {
 			add("application", s)
 		}
-		prev := ""
+		prev := "" // the key of the step before, once one is listed
 		for _, s := range steps {
-			add("step", s)
-			if n := len(list); n > 0 && list[n-1].kind == "step" && list[n-1].text == strings.TrimSpace(s) {
-				list[n-1].follows = prev
-				prev = list[n-1].key
+			if add("step", s) {
+				last := &list[len(list)-1]
+				last.follows, prev = prev, last.key
 			}
 		}
 	}
