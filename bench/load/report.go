@@ -241,7 +241,7 @@ func cpuString(ms float64) string {
 }
 
 // writeJSON writes rep to path, creating its directory.
-func writeJSON(path string, rep report) error {
+func writeJSON(path string, rep any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -293,14 +293,7 @@ func runSoak(ctx context.Context, o options) error {
 	}
 	printSoak(os.Stdout, rep)
 	if o.out != "-" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.out, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSON(o.out, rep); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "wrote %s\n", o.out)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -28,7 +27,7 @@ func applyMemoryLimit(e env, logger *slog.Logger, provider memlimit.Provider) in
 		logger.Info("memory limit from GOMEMLIMIT", "GOMEMLIMIT", v)
 		return debug.SetMemoryLimit(-1)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	limit, err := memlimit.Set(memlimit.WithProvider(provider), memlimit.WithRatio(memoryLimitRatio), memlimit.WithLogger(quiet))
 	switch {
 	case errors.Is(err, memlimit.ErrNoCgroup):

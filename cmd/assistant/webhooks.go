@@ -122,20 +122,8 @@ func startBackground(ctx context.Context, cfg *config.Config, db *backend, srv *
 	srv.AsyncWake = runner.Wake
 	start(runner.Run)
 	start(func(ctx context.Context) {
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := db.PurgeWebhooks(ctx, now().Add(-webhookRetention)); err != nil && ctx.Err() == nil {
-				logger.Warn("purging old webhook deliveries failed", "err", err)
-			} else if n > 0 {
-				logger.Info("purged old webhook deliveries and turns", "rows", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		sweep(ctx, time.Hour, func(ctx context.Context) (int, error) { return db.PurgeWebhooks(ctx, now().Add(-webhookRetention)) },
+			"purging old webhook deliveries failed", "purged old webhook deliveries and turns", "rows", logger)
 	})
 	// Kept review turns past their retention period (review.go).
 	start(func(ctx context.Context) { sweepReviews(ctx, db, now, reviewSweepEvery, logger) })

@@ -25,20 +25,23 @@ const ReviewPageSize = 50
 // maxReviewPage bounds the page number of /admin/review.
 const maxReviewPage = 100_000
 
-func (h *Handler) reviewStore() (assistant.ReviewStore, error) {
-	if h.Reviews == nil {
-		return nil, &pageError{status: http.StatusNotFound, title: "Not available", message: "This store keeps no review settings."}
+// needReviews answers 404 for every review page of a store that keeps no
+// review settings, after the login check.
+func (h *Handler) needReviews(fn func(http.ResponseWriter, *http.Request, *sessionUser) error) func(http.ResponseWriter, *http.Request, *sessionUser) error {
+	return func(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
+		if h.Reviews == nil {
+			return errReviewsUnavailable
+		}
+		return fn(w, r, u)
 	}
-	return h.Reviews, nil
 }
+
+var errReviewsUnavailable = &pageError{status: http.StatusNotFound, title: "Not available", message: "This store keeps no review settings."}
 
 // reviewForm shows the setting and, ReviewPageSize a page (?page=N, from
 // 1), the turns kept, newest first.
 func (h *Handler) reviewForm(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	rs, err := h.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := h.Reviews
 	pageNo := 1
 	if p := r.URL.Query().Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -102,10 +105,7 @@ func excerpt(s string, n int) string {
 }
 
 func (h *Handler) setReview(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	rs, err := h.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := h.Reviews
 	setting := assistant.ReviewSetting{Enabled: r.PostFormValue("enabled") == "on"}
 	days, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("days")))
 	if err != nil || days < 1 || days > assistant.MaxReviewRetentionDays {
@@ -133,10 +133,7 @@ func (h *Handler) setReview(w http.ResponseWriter, r *http.Request, u *sessionUs
 // reviewedTurn shows one kept turn in full: the message, the answer with
 // its citations marked, the trace, the knowledge used and the verdicts.
 func (h *Handler) reviewedTurn(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	rs, err := h.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := h.Reviews
 	t, err := rs.Review(r.Context(), u.Workspace, r.PathValue("id"), h.Now())
 	if assistant.ErrorCode(err) == assistant.ENotFound {
 		return &pageError{status: http.StatusNotFound, title: "Not found", message: "There is no such kept turn: it was deleted or its period ended."}
@@ -190,10 +187,7 @@ func markCitations(answer string, titles map[string]string) template.HTML {
 
 // deleteReviewedTurn deletes one kept turn.
 func (h *Handler) deleteReviewedTurn(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	rs, err := h.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := h.Reviews
 	id := r.PathValue("id")
 	if err := rs.DeleteReview(r.Context(), u.Workspace, id); err != nil {
 		if assistant.ErrorCode(err) == assistant.ENotFound {
@@ -210,10 +204,7 @@ func (h *Handler) deleteReviewedTurn(w http.ResponseWriter, r *http.Request, u *
 // deleteReviewedTurns deletes every kept turn of the workspace; the form
 // asks for a confirmation box to be ticked.
 func (h *Handler) deleteReviewedTurns(w http.ResponseWriter, r *http.Request, u *sessionUser) error {
-	rs, err := h.reviewStore()
-	if err != nil {
-		return err
-	}
+	rs := h.Reviews
 	if r.PostFormValue("confirm") != "on" {
 		return &pageError{status: http.StatusBadRequest, title: "Not confirmed", message: "Tick the box to confirm that every kept turn is to be deleted."}
 	}

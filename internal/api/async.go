@@ -137,12 +137,6 @@ type AsyncRunner struct {
 	Workers int
 	Lease   time.Duration
 	Poll    time.Duration
-	// KeepRequest reports whether a workspace keeps its turns' request in
-	// the turn's row after it completes; nil keeps nothing: the request
-	// is deleted when the turn completes. Serve leaves it nil:
-	// conversation review keeps a completed turn through Server.Reviews
-	// instead, for the workspace's retention period.
-	KeepRequest func(ctx context.Context, workspace string) bool
 	// Completed is called after a turn completed (its event is written):
 	// it wakes the webhook worker.
 	Completed func()
@@ -256,9 +250,6 @@ func (a *AsyncRunner) run(ctx context.Context, t assistant.AsyncTurn) {
 		}
 	}
 	r.At = s.Now().UTC()
-	if a.KeepRequest != nil {
-		r.KeepRequest = a.KeepRequest(ctx, t.Workspace)
-	}
 	ok, err := s.Async.CompleteTurn(ctx, t.ID, a.Owner, r)
 	switch {
 	case err != nil:

@@ -295,21 +295,26 @@ func unsupportedParam(param, what string) *openAIError {
 		param, "unsupported_parameter")
 }
 
+// Why the facade refuses tools and structured output, for both the Chat
+// Completions and the Responses API.
+const (
+	refusedTools  = "the assistant calls its own tools (knowledge search, diagnosis) and returns no tool calls."
+	refusedFormat = "the assistant answers in Markdown text with citation tokens such as [framework:theory-of-constraints], never in JSON or to a schema; only {\"type\": \"text\"} is accepted."
+)
+
 // check refuses the parameters the service cannot honour.
 func (u *openAIUnsupported) check() error {
-	const tools = "the assistant calls its own tools (knowledge search, diagnosis) and returns no tool calls."
-	const format = "the assistant answers in Markdown text with citation tokens such as [framework:theory-of-constraints], never in JSON or to a schema; only {\"type\": \"text\"} is accepted."
 	switch {
 	case !emptyList(u.Tools):
-		return unsupportedParam("tools", tools)
+		return unsupportedParam("tools", refusedTools)
 	case !noneOrAuto(u.ToolChoice):
-		return unsupportedParam("tool_choice", tools)
+		return unsupportedParam("tool_choice", refusedTools)
 	case !emptyList(u.Functions):
-		return unsupportedParam("functions", tools)
+		return unsupportedParam("functions", refusedTools)
 	case !noneOrAuto(u.FunctionCall):
-		return unsupportedParam("function_call", tools)
+		return unsupportedParam("function_call", refusedTools)
 	case !textFormat(u.ResponseFormat):
-		return unsupportedParam("response_format", format)
+		return unsupportedParam("response_format", refusedFormat)
 	case u.Logprobs != nil && *u.Logprobs:
 		return unsupportedParam("logprobs", "the service does not expose token probabilities.")
 	case u.TopLogprobs != nil && *u.TopLogprobs > 0:

@@ -106,10 +106,9 @@ func (r *openAIResponsesRequest) completion() (*openAIChatRequest, error) {
 	case r.Conversation != nil:
 		return nil, unsupportedParam("conversation", "the service keeps no conversation state. Send the earlier turns in input.")
 	case r.Text != nil && !textFormat(r.Text.Format):
-		return nil, unsupportedParam("text.format",
-			"the assistant answers in Markdown text with citation tokens such as [framework:theory-of-constraints], never in JSON or to a schema; only {\"type\": \"text\"} is accepted.")
+		return nil, unsupportedParam("text.format", refusedFormat)
 	case !emptyList(r.Tools):
-		return nil, unsupportedParam("tools", "the assistant calls its own tools (knowledge search, diagnosis) and returns no tool calls.")
+		return nil, unsupportedParam("tools", refusedTools)
 	case !noneOrAuto(r.ToolChoice):
 		return nil, unsupportedParam("tool_choice", "the assistant calls its own tools and returns no tool calls.")
 	case r.Background != nil && *r.Background:

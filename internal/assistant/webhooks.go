@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -22,14 +23,7 @@ const (
 var EventTypes = []string{EventKeyCreated, EventKeyRevoked, EventKeyRolled, EventChatTurnCompleted}
 
 // ValidEventType reports whether t is one of EventTypes.
-func ValidEventType(t string) bool {
-	for _, e := range EventTypes {
-		if e == t {
-			return true
-		}
-	}
-	return false
-}
+func ValidEventType(t string) bool { return slices.Contains(EventTypes, t) }
 
 // NewID returns prefix followed by 24 random base62 characters (about 143
 // bits from crypto/rand): the ids of webhook events ("msg_"), endpoints
@@ -60,14 +54,7 @@ type WebhookEndpoint struct {
 }
 
 // Wants reports whether the endpoint listens to events of type t.
-func (e *WebhookEndpoint) Wants(t string) bool {
-	for _, x := range e.EventTypes {
-		if x == t {
-			return true
-		}
-	}
-	return false
-}
+func (e *WebhookEndpoint) Wants(t string) bool { return slices.Contains(e.EventTypes, t) }
 
 // WebhookEvent is one event of the outbox. Data is its JSON body, delivered
 // as {"id","type","timestamp","data"} (see internal/webhook).

@@ -61,17 +61,10 @@ func scanEndpoint(r pgx.Row) (assistant.WebhookEndpoint, error) {
 	return e, err
 }
 
-func types(t []string) []string {
-	if t == nil {
-		return []string{}
-	}
-	return t
-}
-
 // CreateWebhookEndpoint implements assistant.WebhookStore.
 func (s *DB) CreateWebhookEndpoint(ctx context.Context, e assistant.WebhookEndpoint) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_endpoints (`+endpointColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		e.ID, e.Workspace, e.URL, types(e.EventTypes), e.Secret, e.Enabled, ts(e.CreatedAt), e.CreatedBy)
+		e.ID, e.Workspace, e.URL, list(e.EventTypes), e.Secret, e.Enabled, ts(e.CreatedAt), e.CreatedBy)
 	switch pgCode(err) {
 	case foreignKeyViolation:
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", e.Workspace)
@@ -106,7 +99,7 @@ func (s *DB) WebhookEndpoint(ctx context.Context, workspace, id string) (assista
 // UpdateWebhookEndpoint implements assistant.WebhookStore.
 func (s *DB) UpdateWebhookEndpoint(ctx context.Context, e assistant.WebhookEndpoint) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET url = $1, event_types = $2, secret = $3, enabled = $4 WHERE id = $5 AND workspace = $6`,
-		e.URL, types(e.EventTypes), e.Secret, e.Enabled, e.ID, e.Workspace)
+		e.URL, list(e.EventTypes), e.Secret, e.Enabled, e.ID, e.Workspace)
 	if err == nil && tag.RowsAffected() == 0 {
 		return errNoEndpoint(e.ID)
 	}

@@ -89,18 +89,10 @@ func scanEndpoint(sc interface{ Scan(...any) error }) (assistant.WebhookEndpoint
 	return e, err
 }
 
-func typesJSON(types []string) string {
-	if types == nil {
-		types = []string{}
-	}
-	b, _ := json.Marshal(types)
-	return string(b)
-}
-
 // CreateWebhookEndpoint implements assistant.WebhookStore.
 func (s *DB) CreateWebhookEndpoint(ctx context.Context, e assistant.WebhookEndpoint) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.Workspace, e.URL, typesJSON(e.EventTypes), e.Secret, e.Enabled, ms(e.CreatedAt), e.CreatedBy)
+		e.ID, e.Workspace, e.URL, jsonList(e.EventTypes), e.Secret, e.Enabled, ms(e.CreatedAt), e.CreatedBy)
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return assistant.Errorf(assistant.ENotFound, "workspace %q does not exist", e.Workspace)
 	}
@@ -144,7 +136,7 @@ func (s *DB) WebhookEndpoint(ctx context.Context, workspace, id string) (assista
 // UpdateWebhookEndpoint implements assistant.WebhookStore.
 func (s *DB) UpdateWebhookEndpoint(ctx context.Context, e assistant.WebhookEndpoint) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_endpoints SET url = ?, event_types = ?, secret = ?, enabled = ? WHERE id = ? AND workspace = ?`,
-		e.URL, typesJSON(e.EventTypes), e.Secret, e.Enabled, e.ID, e.Workspace)
+		e.URL, jsonList(e.EventTypes), e.Secret, e.Enabled, e.ID, e.Workspace)
 	if err != nil {
 		return err
 	}

@@ -208,8 +208,9 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 // the persona's methods (its second search) come first when it has them.
 func (t turn) toRead() []string {
 	var hits, methods []searchHit
+	methodQuery := t.methodQuery()
 	for _, s := range t.searches {
-		if s.Query == t.methodQuery() {
+		if s.Query == methodQuery {
 			methods = append(methods, s.Hits...)
 			continue
 		}
