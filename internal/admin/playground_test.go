@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/admin"
@@ -54,10 +55,10 @@ func (e *env) chat(t *testing.T) *chat.Service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var n atomic.Int64 // turns run concurrently
 	return &chat.Service{Provider: builtin.New(), Knowledge: e.db, Retriever: retrieval.NewIndex(e.db, retrieval.WithCheckInterval(0)), Checker: verify.New(),
 		Diagnoser: chat.NewDiagnosisAdapter(dg), Personas: personas, Now: e.clock.Now,
-		NewID: func() string { n++; return fmt.Sprintf("resp_%d", n) }}
+		NewID: func() string { return fmt.Sprintf("resp_%d", n.Add(1)) }}
 }
 
 func (b *browser) playground(body string, header ...string) page {
