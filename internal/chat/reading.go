@@ -56,7 +56,11 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 		}
 	}
 	own := strings.TrimSpace(search) // what this message itself asks
-	if len(earlier) > 0 && (len(textproc.Terms(search)) < 8 || r.Tried) {
+	// A second turn continues the problem stated before ("the other bids
+	// leave out copywriting; she still has a budget of $10k") however long
+	// it is: it is searched with the user's previous message, whose words
+	// then weigh half (below).
+	if len(earlier) > 0 {
 		search = earlier[len(earlier)-1] + " " + search
 	}
 	r.Search = strings.TrimSpace(search)
@@ -151,7 +155,9 @@ func careTopicOf(text string, lex *lexicon) *careTopic {
 // withoutTried returns text without the clauses that say what was already
 // tried, and those clauses. In a conversation's first message only a
 // clause that says "tried" or "already" counts: "we hired two packers" is
-// then part of the situation, not an attempt to leave aside.
+// then part of the situation, not an attempt to leave aside. In a later
+// turn, a clause that opens with what the user did ("we reshipped with a
+// signature", "sent the email") counts too.
 func withoutTried(text string, lex *lexicon, followUp bool) (rest, tried string) {
 	var keep, gone []string
 	for _, clause := range clauses(text) {
@@ -161,13 +167,22 @@ func withoutTried(text string, lex *lexicon, followUp bool) (rest, tried string)
 			stems[i] = textproc.Stem(w)
 		}
 		explicit := slices.Contains(words, "tried") || slices.Contains(words, "already")
-		if (followUp || explicit) && len(lex.tried.matches(words, stems)) > 0 {
+		if (followUp || explicit) && len(lex.tried.matches(words, stems)) > 0 || followUp && lex.report.reportsAttempt(lowered(words)) {
 			gone = append(gone, clause)
 			continue
 		}
 		keep = append(keep, clause)
 	}
 	return strings.Join(keep, " "), strings.Join(gone, " ")
+}
+
+// lowered returns the words in lower case.
+func lowered(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = strings.ToLower(w)
+	}
+	return out
 }
 
 // clauses splits text at sentence ends, semicolons and commas.

@@ -97,6 +97,35 @@ func TestReadFollowUp(t *testing.T) {
 	}
 }
 
+// TestReadFollowUpReport: in a later turn, a clause that opens with what
+// the user did in the past tense is what was tried, whatever its verb; a
+// clause that reports a fact they noticed is not, and neither is the same
+// clause in a first message.
+func TestReadFollowUpReport(t *testing.T) {
+	history := []chat.HistoryItem{{Role: "user", Content: "A customer says her parcel never arrived though tracking shows it delivered."},
+		{Role: "assistant", Content: "..."}}
+	for _, tc := range []struct {
+		message string
+		tried   bool
+		stem    string // a stem of what was tried, or of what was not
+	}{
+		{"we reshipped with signature required and that one arrived. Now three neighbours report the same, next steps?", true, "signatur"},
+		{"Sent the apology email, she replied asking for a refund too. What now?", true, "apolog"},
+		{"ok we put a second person on it. What next?", true, "person"},
+		{"Met the new director, who says they are evaluating vendors.", true, "director"},
+		{"We noticed the complaints all come from one courier route. What next?", false, "courier"},
+		{"Three other customers in the same zip code report it too. What next?", false, "zip"},
+	} {
+		r := chat.Read(tc.message, history, operator(t), chat.Words{})
+		if r.Tried != tc.tried || tc.tried != slices.Contains(r.TriedTerms, tc.stem) {
+			t.Errorf("%q: tried %v %v, want %v (with %q)", tc.message, r.Tried, r.TriedTerms, tc.tried, tc.stem)
+		}
+	}
+	if r := chat.Read("We reshipped the order with a signature and it still went missing.", nil, operator(t), chat.Words{}); r.Tried {
+		t.Error("a first message's report read as what was tried")
+	}
+}
+
 // TestKeyTermImportance: a word every entity uses counts a quarter of a
 // word no entity uses, so an answer cannot look relevant on common words.
 func TestKeyTermImportance(t *testing.T) {

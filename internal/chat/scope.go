@@ -32,9 +32,40 @@ type lexicon struct {
 	care      []careTopic
 	injection []shape
 	tried     wordList
+	report    reportWords
 	vague     map[string]bool
 	howTo     shape
 	source    shape
+}
+
+// reportWords tell a clause that reports what the user did (scope.yaml's
+// report), as written and in lower case.
+type reportWords struct {
+	fillers, subjects, irregular, notAttempts map[string]bool
+}
+
+// reportsAttempt reports whether a clause (its words, in lower case)
+// opens with what the user did, in the past tense: "we reshipped with a
+// signature", "sent the email", "ok we put a second person on it".
+func (r reportWords) reportsAttempt(words []string) bool {
+	i := 0
+	for i < len(words) && r.fillers[words[i]] {
+		i++
+	}
+	if i < len(words) && r.subjects[words[i]] {
+		i++
+	}
+	if i < len(words) && words[i] == "already" {
+		i++
+	}
+	if i >= len(words) {
+		return false
+	}
+	w := words[i]
+	if r.notAttempts[w] {
+		return false
+	}
+	return r.irregular[w] || len(w) > 4 && strings.HasSuffix(w, "ed")
 }
 
 // careTopic is one subject the assistant never advises on.
@@ -75,6 +106,12 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		} `yaml:"care"`
 		Injection []string `yaml:"injection"`
 		Tried     string   `yaml:"tried"`
+		Report    struct {
+			Fillers        string `yaml:"fillers"`
+			Subjects       string `yaml:"subjects"`
+			IrregularPasts string `yaml:"irregular_pasts"`
+			NotAttempts    string `yaml:"not_attempts"`
+		} `yaml:"report"`
 		Vague     string   `yaml:"vague"`
 		HowTo     string   `yaml:"how_to"`
 		Source    string   `yaml:"source_claim"`
@@ -108,6 +145,15 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		lex.injection = append(lex.injection, newShape(`(?i)`+p))
 	}
 	lex.tried = parse(raw.Tried)
+	set := func(list string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(list) {
+			m[w] = true
+		}
+		return m
+	}
+	lex.report = reportWords{fillers: set(raw.Report.Fillers), subjects: set(raw.Report.Subjects),
+		irregular: set(raw.Report.IrregularPasts), notAttempts: set(raw.Report.NotAttempts)}
 	lex.howTo = newShape(`(?i)` + raw.HowTo)
 	lex.source = newShape(`(?i)` + raw.Source)
 	lex.vague = map[string]bool{}

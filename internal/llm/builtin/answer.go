@@ -469,6 +469,10 @@ func (t turn) byFit(p *picker) []*entityResult {
 			}
 			return false
 		})
+		// The persona's situation the question shows (an upset customer,
+		// a renewal at risk) is what the user needs, so a framework about
+		// it fits even where the industry's words are not in it.
+		fit += situationFitWeight * t.situationFit(sentences, title)
 		list = append(list, scored{e, fit})
 		best = max(best, fit)
 	}
@@ -482,6 +486,27 @@ func (t turn) byFit(p *picker) []*entityResult {
 	}
 	return out
 }
+
+// situationFit is the share of the situation's words (reading.SituationTerms)
+// that an entity's sentences or title hold; 0 when the question shows
+// no situation.
+func (t turn) situationFit(sentences []sentence, title []string) float64 {
+	terms := textproc.Terms(t.reading.SituationTerms)
+	if len(terms) == 0 {
+		return 0
+	}
+	found := 0
+	for _, term := range terms {
+		if slices.Contains(title, term) || slices.ContainsFunc(sentences, func(s sentence) bool { return slices.Contains(s.terms, term) }) {
+			found++
+		}
+	}
+	return float64(found) / float64(len(terms))
+}
+
+// situationFitWeight is what the situation's share counts for in a
+// framework's fit, beside the share of the question's key terms.
+const situationFitWeight = 0.5
 
 // diagnosed are the frameworks read that the diagnosis applies, in the
 // diagnosis's order: its application of each belongs to them, whatever

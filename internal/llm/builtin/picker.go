@@ -142,10 +142,11 @@ func (t turn) newPicker() *picker {
 	}
 	for _, term := range textproc.Terms(t.reading.SituationTerms) {
 		p.terms[term] = 0.4
+		p.importance[term] = situationImportance
 	}
 	for _, k := range t.reading.KeyTerms {
 		p.terms[k.Stem] = max(p.terms[k.Stem], k.Weight)
-		p.importance[k.Stem] = k.Importance()
+		p.importance[k.Stem] = max(p.importance[k.Stem], k.Importance())
 	}
 	for _, term := range t.reading.TriedTerms {
 		p.avoid[term] = true
@@ -316,6 +317,13 @@ func (p *picker) fresh(line string) bool {
 	p.used[key] = true
 	return true
 }
+
+// situationImportance is what a word of the persona's situation counts
+// for when sentences are ranked: the situation is what the user needs
+// (an upset customer calls for recovery, whatever the industry's words),
+// so a sentence about it ranks, but below one about the question's own
+// specific words.
+const situationImportance = 0.3
 
 // minOverlap is the least weight of the question's terms a sentence must
 // share to be offered: one business word, or two ordinary ones.
