@@ -112,9 +112,9 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			IrregularPasts string `yaml:"irregular_pasts"`
 			NotAttempts    string `yaml:"not_attempts"`
 		} `yaml:"report"`
-		Vague     string   `yaml:"vague"`
-		HowTo     string   `yaml:"how_to"`
-		Source    string   `yaml:"source_claim"`
+		Vague  string `yaml:"vague"`
+		HowTo  string `yaml:"how_to"`
+		Source string `yaml:"source_claim"`
 	}
 	if err := yaml.Unmarshal(scopeYAML, &raw); err != nil {
 		panic("chat: scope.yaml: " + err.Error()) // embedded; a test loads it
