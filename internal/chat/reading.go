@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"math"
 	"regexp"
 	"slices"
@@ -191,7 +192,8 @@ func clauses(text string) []string {
 }
 
 // keyTerms are the stems of what the text asks about: its content words,
-// less the vague ones, numbers and what was tried, each once. A word that
+// less the vague ones, numbers and what was tried, each once, each with
+// the concept phrases the business vocabulary relates it to. A word that
 // names something of a business weighs 1, a word that names an industry
 // 0.25, another 0.5; each carries how specific it is to the knowledge base
 // (tooling.KeyTerm.Importance).
@@ -204,6 +206,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	}
 	var out []tooling.KeyTerm
 	seen := map[string]bool{}
+	related := knowledge.DefaultVocabulary().Related(text)
 	for _, w := range textproc.Words(text) {
 		if textproc.IsStopWord(w) || len(w) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 || quantity(w) {
 			continue
@@ -224,7 +227,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 		if words.Specificity != nil {
 			specificity = math.Round(words.Specificity(st)*1000) / 1000
 		}
-		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity})
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Related: related[st]})
 	}
 	return out
 }

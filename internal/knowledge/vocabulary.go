@@ -225,6 +225,49 @@ func (v *Vocabulary) Phrasings(stems []string) []string {
 	return out
 }
 
+// Related returns, for each stem of a text's words that belongs to a
+// trigger occurring in it, the concept phrases that trigger's line adds (its
+// targets; for a group of equivalent terms, the other members), each as
+// its words' stems. "cfo" relates to "economic buyer" and "decision
+// process": a sentence about the economic buyer speaks to a question about
+// the CFO. Stop words are skipped when triggers are matched, as in Analyze.
+func (v *Vocabulary) Related(text string) map[string][][]string {
+	if v == nil {
+		return nil
+	}
+	ws := words(text)
+	stems := stemAll(ws)
+	out := map[string][][]string{}
+	add := func(query []string) {
+		for i, st := range query {
+			for _, t := range v.byFirstStem[st] {
+				if i+len(t.stems) > len(query) || !slices.Equal(query[i:i+len(t.stems)], t.stems) {
+					continue
+				}
+				r := &v.rules[t.rule]
+				for _, trig := range t.stems {
+					for _, key := range r.targetKeys {
+						phrase := strings.Fields(key)
+						if slices.Equal(phrase, t.stems) || slices.ContainsFunc(out[trig], func(p []string) bool { return slices.Equal(p, phrase) }) {
+							continue
+						}
+						out[trig] = append(out[trig], phrase)
+					}
+				}
+			}
+		}
+	}
+	add(stems)
+	content := make([]string, 0, len(stems))
+	for i, w := range ws {
+		if !textproc.IsStopWord(w) {
+			content = append(content, stems[i])
+		}
+	}
+	add(content)
+	return out
+}
+
 // match marks in matched the rules one of whose triggers occurs as a run
 // of words in query (stemmed).
 func (v *Vocabulary) match(query []string, matched []bool) {

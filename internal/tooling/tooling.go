@@ -207,6 +207,30 @@ type KeyTerm struct {
 	Word        string  `json:"word"`
 	Weight      float64 `json:"weight"`
 	Specificity float64 `json:"specificity"`
+	// Related are the concept phrases (each its words' stems) that the
+	// business vocabulary relates the word to as the question uses it:
+	// "cfo" relates to "economic buyer". Text that holds one of them
+	// speaks to the term in the knowledge base's words, and counts for
+	// half of it (relatedCredit).
+	Related [][]string `json:"related,omitempty"`
+}
+
+// relatedCredit is the share of a key term's importance that text holding
+// one of its related concept phrases, and not the term itself, counts for.
+const relatedCredit = 0.5
+
+// holds reports how fully has finds the term: 1 for its stem, relatedCredit
+// for all the stems of one of its related phrases, else 0.
+func (k KeyTerm) holds(has func(stem string) bool) float64 {
+	if has(k.Stem) {
+		return 1
+	}
+	for _, phrase := range k.Related {
+		if !slices.ContainsFunc(phrase, func(st string) bool { return !has(st) }) {
+			return relatedCredit
+		}
+	}
+	return 0
 }
 
 // Importance is what the term counts for in the answer's relevance: its
@@ -216,16 +240,18 @@ type KeyTerm struct {
 func (k KeyTerm) Importance() float64 { return k.Weight * (0.25 + 0.75*k.Specificity) }
 
 // Addressed returns the weighted share of the reading's key terms that
-// has(stem) finds, 0 to 1, and the words of those it does not find,
-// weightiest first; 0 when there are no key terms.
+// has(stem) finds, 0 to 1 (a term found only through one of its related
+// concept phrases counts for relatedCredit of its weight), and the words
+// of those it does not find at all, weightiest first; 0 when there are no
+// key terms.
 func (r Reading) Addressed(has func(stem string) bool) (float64, []string) {
 	var total, found float64
 	var missing []string
 	weight := map[string]float64{}
 	for _, k := range r.KeyTerms {
 		total += k.Importance()
-		if has(k.Stem) {
-			found += k.Importance()
+		if credit := k.holds(has); credit > 0 {
+			found += credit * k.Importance()
 		} else {
 			missing = append(missing, k.Word)
 			weight[k.Word] = k.Importance()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/persona"
 	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 var tokenPattern = regexp.MustCompile(`\[([a-z]+:[a-z0-9_-]+)\]`)
@@ -126,6 +127,9 @@ type picker struct {
 	// fitting are the frameworks read that fit the question, best first
 	// (turn.fitting), worked out once per answer.
 	fitting []*entityResult
+	// related are the question's key terms that the business vocabulary
+	// relates to concept phrases, in the reading's order.
+	related []tooling.KeyTerm
 	// applied holds, by framework token, the diagnosis's application of it
 	// when the diagnosis applies to the answer: its text and first steps
 	// are the framework's sentences too (its card shows them).
@@ -147,6 +151,9 @@ func (t turn) newPicker() *picker {
 	for _, k := range t.reading.KeyTerms {
 		p.terms[k.Stem] = max(p.terms[k.Stem], k.Weight)
 		p.importance[k.Stem] = max(p.importance[k.Stem], k.Importance())
+		if len(k.Related) > 0 {
+			p.related = append(p.related, k)
+		}
 	}
 	for _, term := range t.reading.TriedTerms {
 		p.avoid[term] = true
@@ -245,6 +252,16 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if avoided >= 2 {
 				continue // about what was tried
 			}
+			// A question's word the sentence says in the knowledge base's
+			// own words ("economic buyer" for "CFO") counts for part.
+			for _, k := range p.related {
+				if !slices.Contains(s.terms, k.Stem) && slices.ContainsFunc(k.Related, func(phrase []string) bool {
+					return !slices.ContainsFunc(phrase, func(st string) bool { return !slices.Contains(s.terms, st) })
+				}) {
+					overlap += relatedCredit * p.terms[k.Stem]
+					important += relatedCredit * p.importance[k.Stem]
+				}
+			}
 			s.score = important / (1 + 0.05*float64(len(s.terms)))
 			action := s.kind == "step" || persona.IsAction(s.text)
 			if rule.actionsOnly && !action {
@@ -317,6 +334,11 @@ func (p *picker) fresh(line string) bool {
 	p.used[key] = true
 	return true
 }
+
+// relatedCredit is the share of a question word's weight that a sentence
+// holding one of its related concept phrases, not the word, carries (as
+// the reading's Addressed counts it).
+const relatedCredit = 0.5
 
 // situationImportance is what a word of the persona's situation counts
 // for when sentences are ranked: the situation is what the user needs
