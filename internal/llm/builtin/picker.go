@@ -297,8 +297,11 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
-			if c.follows != "" && !p.used[c.follows] {
-				continue // a later step of a sequence, out of its context
+			if c.follows != "" && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
+				// A later step of a sequence, out of its context: the step
+				// before it must be in this answer (said in an earlier turn,
+				// it is too far back to lean on).
+				continue
 			}
 			p.cited[c.entity.Token]++
 			p.used[c.key] = true
