@@ -55,3 +55,14 @@ func (s *Server) SearchEncoded(ctx context.Context, q string, limit int) ([]byte
 	err = enc.Encode(out.Body)
 	return b.Bytes(), err
 }
+
+// ParseResolveBody reports whether a resolve body has the plain shape read
+// without huma, and its tokens.
+func ParseResolveBody(body []byte) ([]struct{ Type, Slug string }, bool) {
+	refs, ok := parseResolveBody(body)
+	out := make([]struct{ Type, Slug string }, len(refs))
+	for i, r := range refs {
+		out[i].Type, out[i].Slug = r.Type, r.Slug
+	}
+	return out, ok
+}

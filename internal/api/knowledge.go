@@ -203,19 +203,10 @@ type resolveRawOutput struct {
 // newline. The whole body goes out in one write with its length, rather
 // than in chunks.
 func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRawOutput, error) {
-	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	answer, err := s.resolveAnswerOf(ctx, in.Body.Tokens)
 	if err != nil {
 		return nil, err
 	}
-	cards := make([][]byte, len(resolved))
-	for i, e := range resolved {
-		cards[i] = s.cards.json(e, s.card)
-	}
-	rest, err := marshalJSON(unresolved)
-	if err != nil {
-		return nil, err
-	}
-	answer := newResolveAnswer(cards, rest)
 	if r, ok := ctx.Value(rememberKey).(rememberedResolve); ok {
 		s.resolves.put(r.version, r.body, answer)
 	}

@@ -131,6 +131,15 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 			writeJSONAnswer(w, answer)
 			return
 		}
+		// A body of the plain shape is answered here, without huma's two
+		// decodes (resolvefast.go); any other goes to huma.
+		if refs, ok := parseResolveBody(body); ok {
+			if answer, err := s.resolveAnswerOf(r.Context(), refs); err == nil {
+				s.resolves.put(version, body, answer)
+				writeJSONAnswer(w, answer)
+				return
+			}
+		}
 		ctx := context.WithValue(r.Context(), rememberKey, rememberedResolve{version, body})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
