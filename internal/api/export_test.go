@@ -66,3 +66,21 @@ func ParseResolveBody(body []byte) ([]struct{ Type, Slug string }, bool) {
 	}
 	return out, ok
 }
+
+// PreviewEncoded is preview's typed answer to a request body, encoded as
+// huma encodes an output body: what POST /preview must write byte for byte.
+func (s *Server) PreviewEncoded(ctx context.Context, body string) ([]byte, error) {
+	var in previewInput
+	if err := json.Unmarshal([]byte(body), &in.Body); err != nil {
+		return nil, err
+	}
+	out, err := s.preview(ctx, &in)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(out.Body)
+	return b.Bytes(), err
+}
