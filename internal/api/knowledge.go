@@ -158,12 +158,21 @@ func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistan
 	}
 	items := make([]item, 0, len(refs))
 	lookup := make([]assistant.Token, 0, len(refs))
-	seen := make(map[tokenRef]bool, len(refs))
+	// Duplicates resolve once (D10). A short batch is checked against the
+	// items so far, a longer one with a set.
+	var seen map[tokenRef]bool
+	if len(refs) > 32 {
+		seen = make(map[tokenRef]bool, len(refs))
+	}
 	for _, ref := range refs {
-		if seen[ref] {
-			continue // duplicates resolve once (D10)
+		if seen != nil {
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+		} else if slices.ContainsFunc(items, func(it item) bool { return it.ref == ref }) {
+			continue
 		}
-		seen[ref] = true
 		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
 		it := item{ref: ref, token: t, valid: t.Valid()}
 		if it.valid {

@@ -199,18 +199,10 @@ func (s *Server) previewJSON(ctx context.Context, in *previewInput) (*resolveRaw
 		}
 		s.previews.put(version, pair, pieces)
 	}
-	match := previewMatch{Method: p.Method, Confidence: p.Confidence, Alternatives: make([]previewAlternative, 0, len(p.Alternatives))}
-	for _, a := range p.Alternatives {
-		match.Alternatives = append(match.Alternatives, previewAlternative{ArchetypeID: a.ArchetypeID, Name: a.Name, Score: a.Probability})
-	}
-	matchJSON, err := marshalJSON(match)
-	if err != nil {
-		return nil, err
-	}
 	return &resolveRawOutput{Body: func(hc huma.Context) {
 		buf := answerBuffers.Get().(*[]byte)
 		b := append((*buf)[:0], pieces.head...)
-		b = append(b, matchJSON...)
+		b = appendPreviewMatch(b, p)
 		*buf = append(b, pieces.tail...)
 		hc.SetHeader("Content-Type", "application/json")
 		hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
@@ -254,4 +246,43 @@ func (s *Server) previewPiecesOf(ctx context.Context, p *diagnose.Preview) (*pre
 	head := slices.Concat([]byte(`{"vertical":`), vertical, []byte(`,"archetype":`), archetype, []byte(`,"match":`))
 	tail := slices.Concat([]byte(`,"framework_applications":`), apps, []byte(`,"citations":`), citations, []byte("}\n"))
 	return &previewPieces{head: head, tail: tail}, nil
+}
+
+// appendPreviewMatch appends the JSON of p's match (previewMatch) as huma
+// would encode it: written directly when its strings need no escaping,
+// through the encoder otherwise.
+func appendPreviewMatch(b []byte, p *diagnose.Preview) []byte {
+	plain := plainJSONString(p.Method)
+	for _, a := range p.Alternatives {
+		plain = plain && plainJSONString(a.ArchetypeID) && plainJSONString(a.Name)
+	}
+	if !plain {
+		match := previewMatch{Method: p.Method, Confidence: p.Confidence, Alternatives: make([]previewAlternative, 0, len(p.Alternatives))}
+		for _, a := range p.Alternatives {
+			match.Alternatives = append(match.Alternatives, previewAlternative{ArchetypeID: a.ArchetypeID, Name: a.Name, Score: a.Probability})
+		}
+		encoded, err := marshalJSON(match)
+		if err != nil { // strings and finite floats: cannot fail
+			panic(err)
+		}
+		return append(b, encoded...)
+	}
+	b = append(b, `{"method":"`...)
+	b = append(b, p.Method...)
+	b = append(b, `","confidence":`...)
+	b = appendJSONFloat(b, p.Confidence)
+	b = append(b, `,"alternatives":[`...)
+	for i, a := range p.Alternatives {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"archetype_id":"`...)
+		b = append(b, a.ArchetypeID...)
+		b = append(b, `","name":"`...)
+		b = append(b, a.Name...)
+		b = append(b, `","score":`...)
+		b = appendJSONFloat(b, a.Probability)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
 }
