@@ -135,22 +135,23 @@ type resolveOutput struct {
 }
 
 func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput, error) {
-	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	found, resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
 	if err != nil {
 		return nil, err
 	}
 	out := &resolveOutput{}
 	out.Body.Resolved = make([]EntityCard, len(resolved))
-	for i, e := range resolved {
-		out.Body.Resolved[i] = s.card(e)
+	for i, t := range resolved {
+		out.Body.Resolved[i] = s.card(found[t])
 	}
 	out.Body.Unresolved = unresolved
 	return out, nil
 }
 
-// resolveTokens looks the tokens up: the entities of those that resolve
-// and the tokens that do not, each in request order and once (D10).
-func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistant.Entity, []unresolvedToken, error) {
+// resolveTokens looks the tokens up: the entities found, by token, the
+// tokens that resolve and those that do not, each in request order and
+// once (D10).
+func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) (map[assistant.Token]assistant.Entity, []assistant.Token, []unresolvedToken, error) {
 	type item struct {
 		ref   tokenRef
 		token assistant.Token
@@ -182,21 +183,21 @@ func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistan
 	}
 	found, err := s.Knowledge.Entities(ctx, lookup)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	resolved := make([]assistant.Entity, 0, len(found))
+	resolved := lookup[:0] // the tokens that resolve, written over those looked up (the store keeps none)
 	unresolved := []unresolvedToken{}
 	for _, it := range items {
-		switch e, ok := found[it.token]; {
+		switch _, ok := found[it.token]; {
 		case !it.valid:
 			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
 		case !ok:
 			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
 		default:
-			resolved = append(resolved, e)
+			resolved = append(resolved, it.token)
 		}
 	}
-	return resolved, unresolved, nil
+	return found, resolved, unresolved, nil
 }
 
 // resolveRawOutput is POST /resolve's answer as written on the wire: the

@@ -152,13 +152,13 @@ func internTokenType(v []byte) string {
 // resolveAnswerOf returns the answer to a resolve of refs, as resolveJSON
 // would write it.
 func (s *Server) resolveAnswerOf(ctx context.Context, refs []tokenRef) (*resolveAnswer, error) {
-	resolved, unresolved, err := s.resolveTokens(ctx, refs)
+	found, resolved, unresolved, err := s.resolveTokens(ctx, refs)
 	if err != nil {
 		return nil, err
 	}
 	cards := make([][]byte, len(resolved))
-	for i, e := range resolved {
-		cards[i] = s.cards.json(e, s.card)
+	for i, t := range resolved {
+		cards[i] = s.cards.json(found[t], s.card)
 	}
 	rest, err := unresolvedJSON(unresolved)
 	if err != nil {
