@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -81,4 +82,33 @@ func BenchmarkPublicResolve20(b *testing.B) {
 
 func BenchmarkPublicSearch(b *testing.B) {
 	benchRequest(b, "GET", "/api/assistant/v1/search?q=orders+pile+up+at+the+packing+bench", "")
+}
+
+// BenchmarkPublicResolve20Varied resolves the 20 tokens of resolve20 in
+// 2,000 orders in turn, more than the resolve memo keeps, so that no
+// answer comes from memory (bench/load's resolve-varied row).
+func BenchmarkPublicResolve20Varied(b *testing.B) {
+	var refs []string
+	inner := strings.TrimSuffix(strings.TrimPrefix(resolve20, `{"tokens":[`), `]}`)
+	for _, r := range strings.SplitAfter(inner, "},") {
+		refs = append(refs, strings.TrimSuffix(r, ","))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	bodies := make([]string, 2000)
+	for i := range bodies {
+		rng.Shuffle(len(refs), func(i, j int) { refs[i], refs[j] = refs[j], refs[i] })
+		bodies[i] = `{"tokens":[` + strings.Join(refs, ",") + `]}`
+	}
+	h := benchServer(b).Handler()
+	i := 0
+	for b.Loop() {
+		req := httptest.NewRequest("POST", "/api/assistant/v1/resolve", strings.NewReader(bodies[i%len(bodies)]))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+		i++
+	}
 }

@@ -55,3 +55,32 @@ func (s *Server) SearchEncoded(ctx context.Context, q string, limit int) ([]byte
 	err = enc.Encode(out.Body)
 	return b.Bytes(), err
 }
+
+// ParseResolveBody reports whether a resolve body has the plain shape read
+// without huma, and its tokens.
+func ParseResolveBody(body []byte) ([]struct{ Type, Slug string }, bool) {
+	refs, ok := parseResolveBody(body)
+	out := make([]struct{ Type, Slug string }, len(refs))
+	for i, r := range refs {
+		out[i].Type, out[i].Slug = r.Type, r.Slug
+	}
+	return out, ok
+}
+
+// PreviewEncoded is preview's typed answer to a request body, encoded as
+// huma encodes an output body: what POST /preview must write byte for byte.
+func (s *Server) PreviewEncoded(ctx context.Context, body string) ([]byte, error) {
+	var in previewInput
+	if err := json.Unmarshal([]byte(body), &in.Body); err != nil {
+		return nil, err
+	}
+	out, err := s.preview(ctx, &in)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(out.Body)
+	return b.Bytes(), err
+}

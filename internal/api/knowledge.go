@@ -135,22 +135,23 @@ type resolveOutput struct {
 }
 
 func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput, error) {
-	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	found, resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
 	if err != nil {
 		return nil, err
 	}
 	out := &resolveOutput{}
 	out.Body.Resolved = make([]EntityCard, len(resolved))
-	for i, e := range resolved {
-		out.Body.Resolved[i] = s.card(e)
+	for i, t := range resolved {
+		out.Body.Resolved[i] = s.card(found[t])
 	}
 	out.Body.Unresolved = unresolved
 	return out, nil
 }
 
-// resolveTokens looks the tokens up: the entities of those that resolve
-// and the tokens that do not, each in request order and once (D10).
-func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistant.Entity, []unresolvedToken, error) {
+// resolveTokens looks the tokens up: the entities found, by token, the
+// tokens that resolve and those that do not, each in request order and
+// once (D10).
+func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) (map[assistant.Token]assistant.Entity, []assistant.Token, []unresolvedToken, error) {
 	type item struct {
 		ref   tokenRef
 		token assistant.Token
@@ -158,12 +159,21 @@ func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistan
 	}
 	items := make([]item, 0, len(refs))
 	lookup := make([]assistant.Token, 0, len(refs))
-	seen := make(map[tokenRef]bool, len(refs))
+	// Duplicates resolve once (D10). A short batch is checked against the
+	// items so far, a longer one with a set.
+	var seen map[tokenRef]bool
+	if len(refs) > 32 {
+		seen = make(map[tokenRef]bool, len(refs))
+	}
 	for _, ref := range refs {
-		if seen[ref] {
-			continue // duplicates resolve once (D10)
+		if seen != nil {
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+		} else if slices.ContainsFunc(items, func(it item) bool { return it.ref == ref }) {
+			continue
 		}
-		seen[ref] = true
 		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
 		it := item{ref: ref, token: t, valid: t.Valid()}
 		if it.valid {
@@ -173,21 +183,21 @@ func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) ([]assistan
 	}
 	found, err := s.Knowledge.Entities(ctx, lookup)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	resolved := make([]assistant.Entity, 0, len(found))
+	resolved := lookup[:0] // the tokens that resolve, written over those looked up (the store keeps none)
 	unresolved := []unresolvedToken{}
 	for _, it := range items {
-		switch e, ok := found[it.token]; {
+		switch _, ok := found[it.token]; {
 		case !it.valid:
 			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
 		case !ok:
 			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
 		default:
-			resolved = append(resolved, e)
+			resolved = append(resolved, it.token)
 		}
 	}
-	return resolved, unresolved, nil
+	return found, resolved, unresolved, nil
 }
 
 // resolveRawOutput is POST /resolve's answer as written on the wire: the
@@ -203,19 +213,10 @@ type resolveRawOutput struct {
 // newline. The whole body goes out in one write with its length, rather
 // than in chunks.
 func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRawOutput, error) {
-	resolved, unresolved, err := s.resolveTokens(ctx, in.Body.Tokens)
+	answer, err := s.resolveAnswerOf(ctx, in.Body.Tokens)
 	if err != nil {
 		return nil, err
 	}
-	cards := make([][]byte, len(resolved))
-	for i, e := range resolved {
-		cards[i] = s.cards.json(e, s.card)
-	}
-	rest, err := marshalJSON(unresolved)
-	if err != nil {
-		return nil, err
-	}
-	answer := newResolveAnswer(cards, rest)
 	if r, ok := ctx.Value(rememberKey).(rememberedResolve); ok {
 		s.resolves.put(r.version, r.body, answer)
 	}

@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -23,8 +26,9 @@ func (s *Server) registerPreview(api huma.API, public func(huma.Operation) huma.
 			"and supporting papers and essays. Send `vertical` and exactly one of `archetype_id` (structured form) or " +
 			"`free_text` (the service picks the archetype and reports its confidence and the alternatives). " +
 			"Allowed ids: GET /api/assistant/v1/catalog. The same request always gives the same answer.",
-		Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
-	}), s.preview)
+		Errors:    []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge},
+		Responses: jsonResponse(api, previewOutput{}),
+	}), s.previewJSON)
 }
 
 type previewInput struct {
@@ -73,6 +77,9 @@ type previewOutput struct {
 	}
 }
 
+// preview is the typed answer to POST /preview (MCP's preview tool);
+// the HTTP route writes the same bytes from remembered pieces
+// (previewJSON).
 func (s *Server) preview(ctx context.Context, in *previewInput) (*previewOutput, error) {
 	p, err := s.Diagnosis.Preview(ctx, diagnose.PreviewRequest{
 		Vertical: in.Body.Vertical, ArchetypeID: in.Body.ArchetypeID, FreeText: in.Body.FreeText,
@@ -80,6 +87,11 @@ func (s *Server) preview(ctx context.Context, in *previewInput) (*previewOutput,
 	if err != nil {
 		return nil, problemFromError(ctx, s.Logger, err)
 	}
+	return s.previewOutputOf(ctx, p)
+}
+
+// previewOutputOf attaches titles to a preview: its typed answer.
+func (s *Server) previewOutputOf(ctx context.Context, p *diagnose.Preview) (*previewOutput, error) {
 	// Titles come from the knowledge store, so tokens and titles always
 	// agree with /resolve.
 	found, err := s.Knowledge.Entities(ctx, p.Citations)
@@ -122,4 +134,155 @@ func (s *Server) preview(ctx context.Context, in *previewInput) (*previewOutput,
 		b.FrameworkApplications = append(b.FrameworkApplications, fa)
 	}
 	return out, nil
+}
+
+// A preview's answer is its match (how the archetype was chosen: the
+// only part that depends on the free text) between pieces that depend
+// only on the (vertical, archetype) pair and the knowledge: the vertical
+// and the archetype before it, the framework applications and citations
+// after it. previewMemo remembers those pieces, as huma would encode
+// them, per pair at one knowledge version, so that a preview encodes only
+// its match. The pairs are bounded by the catalog.
+type previewMemo struct {
+	mu      sync.Mutex
+	version int64
+	pieces  map[previewPair]*previewPieces
+}
+
+type previewPair struct{ vertical, archetype string }
+
+// previewPieces are the encoded parts of a preview answer around its
+// match: head is `{"vertical":...,"archetype":...,"match":` and tail is
+// `,"framework_applications":...,"citations":...}` and the newline.
+type previewPieces struct {
+	head, tail []byte
+}
+
+func (m *previewMemo) get(version int64, pair previewPair) (*previewPieces, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version {
+		return nil, false
+	}
+	p, ok := m.pieces[pair]
+	return p, ok
+}
+
+func (m *previewMemo) put(version int64, pair previewPair, p *previewPieces) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version || m.pieces == nil {
+		m.version, m.pieces = version, map[previewPair]*previewPieces{}
+	}
+	m.pieces[pair] = p
+}
+
+// previewJSON answers POST /preview with the bytes huma would write for
+// preview's output, in one write with its length: the match encoded for
+// this request between the remembered pieces of its pair.
+func (s *Server) previewJSON(ctx context.Context, in *previewInput) (*resolveRawOutput, error) {
+	p, err := s.Diagnosis.PreviewMatch(ctx, diagnose.PreviewRequest{
+		Vertical: in.Body.Vertical, ArchetypeID: in.Body.ArchetypeID, FreeText: in.Body.FreeText,
+	})
+	if err != nil {
+		return nil, problemFromError(ctx, s.Logger, err)
+	}
+	version, err := s.Knowledge.KnowledgeVersion(ctx)
+	if err != nil {
+		return nil, problemFromError(ctx, s.Logger, err)
+	}
+	pair := previewPair{p.Vertical.ID, p.Archetype.ID}
+	pieces, ok := s.previews.get(version, pair)
+	if !ok {
+		if pieces, err = s.previewPiecesOf(ctx, p); err != nil {
+			return nil, err
+		}
+		s.previews.put(version, pair, pieces)
+	}
+	return &resolveRawOutput{Body: func(hc huma.Context) {
+		buf := answerBuffers.Get().(*[]byte)
+		b := append((*buf)[:0], pieces.head...)
+		b = appendPreviewMatch(b, p)
+		*buf = append(b, pieces.tail...)
+		hc.SetHeader("Content-Type", "application/json")
+		hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
+		hc.SetStatus(http.StatusOK)
+		_, _ = hc.BodyWriter().Write(*buf)
+		if cap(*buf) <= maxReusedBody {
+			answerBuffers.Put(buf)
+		}
+	}}, nil
+}
+
+// previewPiecesOf encodes the pieces of p's pair from its typed answer.
+func (s *Server) previewPiecesOf(ctx context.Context, p *diagnose.Preview) (*previewPieces, error) {
+	full := *p
+	var err error
+	full.Applications, full.Citations, err = s.Diagnosis.Applications(p.Vertical.ID, p.Archetype.ID)
+	if err != nil {
+		return nil, problemFromError(ctx, s.Logger, err)
+	}
+	out, err := s.previewOutputOf(ctx, &full)
+	if err != nil {
+		return nil, err
+	}
+	b := &out.Body
+	vertical, err := marshalJSON(b.Vertical)
+	if err != nil {
+		return nil, err
+	}
+	archetype, err := marshalJSON(b.Archetype)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := marshalJSON(b.FrameworkApplications)
+	if err != nil {
+		return nil, err
+	}
+	citations, err := marshalJSON(b.Citations)
+	if err != nil {
+		return nil, err
+	}
+	head := slices.Concat([]byte(`{"vertical":`), vertical, []byte(`,"archetype":`), archetype, []byte(`,"match":`))
+	tail := slices.Concat([]byte(`,"framework_applications":`), apps, []byte(`,"citations":`), citations, []byte("}\n"))
+	return &previewPieces{head: head, tail: tail}, nil
+}
+
+// appendPreviewMatch appends the JSON of p's match (previewMatch) as huma
+// would encode it: written directly when its strings need no escaping,
+// through the encoder otherwise.
+func appendPreviewMatch(b []byte, p *diagnose.Preview) []byte {
+	plain := plainJSONString(p.Method)
+	for _, a := range p.Alternatives {
+		plain = plain && plainJSONString(a.ArchetypeID) && plainJSONString(a.Name)
+	}
+	if !plain {
+		match := previewMatch{Method: p.Method, Confidence: p.Confidence, Alternatives: make([]previewAlternative, 0, len(p.Alternatives))}
+		for _, a := range p.Alternatives {
+			match.Alternatives = append(match.Alternatives, previewAlternative{ArchetypeID: a.ArchetypeID, Name: a.Name, Score: a.Probability})
+		}
+		encoded, err := marshalJSON(match)
+		if err != nil { // strings and finite floats: cannot fail
+			panic(err)
+		}
+		return append(b, encoded...)
+	}
+	b = append(b, `{"method":"`...)
+	b = append(b, p.Method...)
+	b = append(b, `","confidence":`...)
+	b = appendJSONFloat(b, p.Confidence)
+	b = append(b, `,"alternatives":[`...)
+	for i, a := range p.Alternatives {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"archetype_id":"`...)
+		b = append(b, a.ArchetypeID...)
+		b = append(b, `","name":"`...)
+		b = append(b, a.Name...)
+		b = append(b, `","score":`...)
+		b = appendJSONFloat(b, a.Probability)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
 }

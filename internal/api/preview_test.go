@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -282,5 +283,76 @@ func TestPreviewInOpenAPI(t *testing.T) {
 	op, ok := doc.Paths["/api/assistant/v1/preview"]["post"]
 	if !ok || !slices.Contains(op.Tags, "Knowledge") {
 		t.Errorf("the OpenAPI document lacks POST /api/assistant/v1/preview tagged Knowledge: %+v", doc.Paths["/api/assistant/v1/preview"])
+	}
+}
+
+// TestPreviewWritesWhatHumaWouldEncode: POST /preview writes its match
+// between remembered pieces of its (vertical, archetype) pair; for every
+// pair of the catalog, and for free texts, the bytes must equal the typed
+// answer encoded as huma encodes it, the first time and from memory.
+func TestPreviewWritesWhatHumaWouldEncode(t *testing.T) {
+	f := newPreviewFixture(t)
+	ctx := context.Background()
+	var bodies []string
+	for _, v := range f.srv.Catalog.Verticals {
+		for _, a := range f.srv.Catalog.Archetypes {
+			b, _ := json.Marshal(map[string]string{"vertical": v.ID, "archetype_id": a.ID})
+			bodies = append(bodies, string(b))
+		}
+		for _, text := range []string{
+			"the packing bench cannot keep up in December",
+			"customers cancel after the first month & we don't know why <really>",
+			"cash runs out before clients pay their invoices",
+			"\u2028 ünïcode \"quoted\" text",
+		} {
+			b, _ := json.Marshal(map[string]string{"vertical": v.ID, "free_text": text})
+			bodies = append(bodies, string(b))
+		}
+	}
+	for _, body := range bodies {
+		want, err := f.srv.PreviewEncoded(ctx, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 { // the second round is answered from remembered pieces
+			r := f.do(t, "POST", "/api/assistant/v1/preview", body)
+			if r.Code != 200 {
+				t.Fatalf("%s: %d %s", body, r.Code, r.Body)
+			}
+			if !bytes.Equal(r.Body.Bytes(), want) {
+				t.Fatalf("%s, round %d: the body differs from huma's encoding\n got %.600s\nwant %.600s", body, round, r.Body, want)
+			}
+			if ct := r.Header().Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+		}
+	}
+}
+
+// TestPreviewShowsAnEditedTitle: the remembered pieces of a pair must not
+// outlive an edit of an entity they show.
+func TestPreviewShowsAnEditedTitle(t *testing.T) {
+	f := newPreviewFixture(t)
+	ctx := context.Background()
+	body := `{"vertical":"saas","archetype_id":"` + f.srv.Catalog.Archetypes[0].ID + `"}`
+	r, p := f.preview(t, body)
+	if r.Code != 200 || len(p.FrameworkApplications) == 0 {
+		t.Fatalf("%d %s", r.Code, r.Body)
+	}
+	tok, err := assistant.ParseToken(p.FrameworkApplications[0].Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := f.db.Entities(ctx, []assistant.Token{tok})
+	if err != nil || len(found) != 1 {
+		t.Fatal(found, err)
+	}
+	e := found[tok]
+	e.Title = "A Title Edited After The First Preview"
+	if _, err := f.db.SyncEntities(ctx, assistant.OriginImported, []assistant.Entity{e}); err != nil {
+		t.Fatal(err)
+	}
+	if r, p = f.preview(t, body); r.Code != 200 || p.FrameworkApplications[0].Title != e.Title {
+		t.Fatalf("after the edit: %d %s", r.Code, r.Body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/constraintlab/assistant/internal/api"
 	"github.com/constraintlab/assistant/internal/assistant"
 )
 
@@ -130,5 +131,113 @@ func TestResolveRemembersAnswers(t *testing.T) {
 	}
 	if n := store.lookups.Load(); n != 2 {
 		t.Errorf("%d lookups after a new body, want 2", n)
+	}
+}
+
+// TestResolvePlainBodiesAnswerAsHuma: bodies of the plain shape are read
+// without huma (resolvefast.go); every other body goes to huma. Each body
+// below, valid or not, must get the status, headers that matter and bytes
+// it gets from huma, which reads it when it is padded past the resolve
+// memo's bound (trailing white space changes nothing in JSON).
+func TestResolvePlainBodiesAnswerAsHuma(t *testing.T) {
+	f := newFixture(t, 0, 0)
+	hundred := make([]string, 0, 101)
+	for i := range 101 {
+		hundred = append(hundred, `{"type":"paper","slug":"p`+strconv.Itoa(i)+`"}`)
+	}
+	bodies := []string{
+		// the plain shape, with its variations
+		`{"tokens":[{"type":"framework","slug":"theory-of-constraints"}]}`,
+		` { "tokens" : [ {"slug":"okrs" , "type":"framework"} ,{"type":"paper","slug":"missing"},` + "\n\t" + `{"type":"framework","slug":"okrs"}] } ` + "\r\n",
+		`{"tokens":[{"type":"essay","slug":"<b>&amp;</b>"},{"type":"framework","slug":"Bad Slug"},{"type":"","slug":""}]}`,
+		`{"tokens":[` + strings.Join(hundred[:100], ",") + `]}`,
+		// left to huma: valid, but not the plain shape
+		`{"tokens":[{"type":"framework","slug":"okrs","x":1}],"extra":true}`,
+		`{"tokens":[{"type":"framework","slug":"ok\u0072s"}]}`,
+		`{"tokens":[{"type":"framework","slug":"ok\/rs"}]}`,
+		`{"tokens":[{"type":"blog","slug":"ünïcode"}]}`,
+		`{"Tokens":[{"Type":"framework","Slug":"okrs"}]}`,
+		`{"tokens":[{"type":"framework","slug":"okrs","slug":"swot-analysis"}]}`,
+		// errors, all left to huma
+		`{"tokens":[]}`,
+		`{"tokens":[` + strings.Join(hundred, ",") + `]}`,
+		`{"tokens":[{"type":"framework"}]}`,
+		`{"tokens":[{"type":1,"slug":"okrs"}]}`,
+		`{"tokens":[{"type":"framework","slug":"okrs"},]}`,
+		`{"tokens":[{"type":"framework","slug":"okrs"}]`,
+		`{"tokens":[{"type":"framework","slug":"okrs"}]}}`,
+		`{"tokens":[{"type":"framework","slug":"okrs"}]} x`,
+		`{"tokens":{}}`,
+		`{"tokens":null}`,
+		`{}`,
+		`[]`,
+		`null`,
+		`{"tokens":[{"type":"framework","slug":"ok` + "\x01" + `rs"}]}`,
+	}
+	for i, body := range bodies {
+		padded := body + strings.Repeat(" ", 17<<10)
+		got := f.do(t, "POST", "/api/assistant/v1/resolve", body)
+		want := f.do(t, "POST", "/api/assistant/v1/resolve", padded)
+		if got.Code != want.Code || !bytes.Equal(withoutRequestID(t, got.Body.Bytes()), withoutRequestID(t, want.Body.Bytes())) {
+			t.Errorf("body %d %.80q: %d %s\nhuma: %d %s", i, body, got.Code, withoutRequestID(t, got.Body.Bytes()), want.Code, withoutRequestID(t, want.Body.Bytes()))
+		}
+		if got.Code == 200 && !bytes.Equal(got.Body.Bytes(), want.Body.Bytes()) {
+			t.Errorf("body %d: the answers differ", i)
+		}
+		headers := []string{"Content-Type", "Cache-Control", "Access-Control-Allow-Origin"}
+		if got.Code == 200 {
+			headers = append(headers, "Content-Length")
+		}
+		for _, h := range headers {
+			if got.Header().Get(h) != want.Header().Get(h) {
+				t.Errorf("body %d: %s %q, from huma %q", i, h, got.Header().Get(h), want.Header().Get(h))
+			}
+		}
+	}
+}
+
+// withoutRequestID returns a problem document without its request id, and
+// with the white space that pads a body (and the ellipsis of a cut one)
+// trimmed from the body it quotes;
+// any other document as it is.
+func withoutRequestID(t *testing.T, doc []byte) []byte {
+	var p map[string]any
+	if json.Unmarshal(doc, &p) != nil || p["request_id"] == nil {
+		return doc
+	}
+	delete(p, "request_id")
+	if errs, ok := p["errors"].([]any); ok {
+		for _, e := range errs {
+			if e, ok := e.(map[string]any); ok {
+				if v, ok := e["value"].(string); ok {
+					e["value"] = strings.TrimRight(strings.TrimSuffix(v, "…"), " ") // a long value is cut
+				}
+			}
+		}
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestParseResolveBody: the shapes the fast reader takes and leaves.
+func TestParseResolveBody(t *testing.T) {
+	for body, want := range map[string]int{
+		`{"tokens":[{"type":"framework","slug":"okrs"}]}`:                             1,
+		` {"tokens":[{"slug":"a","type":"paper"},{"type":"blog","slug":"b"}]}` + "\n": 2,
+		`{"tokens":[]}`: -1,
+		`{"tokens":[{"type":"framework","slug":"o\"k"}]}`:                -1,
+		`{"tokens":[{"type":"framework"}]}`:                              -1,
+		`{"tokens":[{"type":"framework","slug":"okrs","type":"paper"}]}`: -1,
+		`{"tokens":[{"type":"framework","slug":"okrs"}],"tokens":[]}`:    -1,
+		`{"tokens":[{"type":"framework","slug":"okrs"}]`:                 -1,
+		``: -1,
+	} {
+		refs, ok := api.ParseResolveBody([]byte(body))
+		if got := len(refs); ok != (want >= 0) || ok && got != want {
+			t.Errorf("%q: %d tokens, %v; want %d", body, got, ok, want)
+		}
 	}
 }

@@ -115,7 +115,12 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxRememberedResolveBody+1))
+		// The body is read into a pooled buffer, given back when the
+		// request is done: nothing keeps it (the memo copies its key).
+		held := resolveBodies.Get().(*[]byte)
+		defer resolveBodies.Put(held)
+		body, err := appendAtMost((*held)[:0], r.Body, maxRememberedResolveBody+1)
+		*held = body[:0]
 		if err != nil || len(body) > maxRememberedResolveBody {
 			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 			next.ServeHTTP(w, r)
@@ -130,6 +135,15 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 		if answer, ok := s.resolves.get(version, body); ok {
 			writeJSONAnswer(w, answer)
 			return
+		}
+		// A body of the plain shape is answered here, without huma's two
+		// decodes (resolvefast.go); any other goes to huma.
+		if refs, ok := parseResolveBody(body); ok {
+			if answer, err := s.resolveAnswerOf(r.Context(), refs); err == nil {
+				s.resolves.put(version, body, answer)
+				writeJSONAnswer(w, answer)
+				return
+			}
 		}
 		ctx := context.WithValue(r.Context(), rememberKey, rememberedResolve{version, body})
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -153,4 +167,26 @@ func writeJSONAnswer(w http.ResponseWriter, answer *resolveAnswer) {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// resolveBodies are the buffers resolve bodies are read into; none grows
+// past maxRememberedResolveBody+1 bytes.
+var resolveBodies = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// appendAtMost appends what r reads to b, up to limit bytes in all.
+func appendAtMost(b []byte, r io.Reader, limit int) ([]byte, error) {
+	for len(b) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }

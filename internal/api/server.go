@@ -105,4 +105,5 @@ type Server struct {
 	leaderboards leaderboardCache
 	cards        cardCache
 	resolves     resolveMemo
+	previews     previewMemo
 }

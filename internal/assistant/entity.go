@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -25,10 +24,19 @@ func (t EntityType) Valid() bool {
 	return t == Framework || t == Paper || t == Blog
 }
 
-var slugPattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
-
-// ValidSlug reports whether s matches the slug pattern [a-z0-9_-]+.
-func ValidSlug(s string) bool { return slugPattern.MatchString(s) }
+// ValidSlug reports whether s matches the slug pattern [a-z0-9_-]+ (read
+// byte by byte: resolve checks every token it is sent).
+func ValidSlug(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // MaxSlugLength bounds slugs so a hostile token cannot make us store or echo
 // arbitrarily long strings.

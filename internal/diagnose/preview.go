@@ -54,6 +54,19 @@ type Application struct {
 // and for unknown ids (the message lists the allowed ones). The same request
 // always gives the same Preview.
 func (d *Diagnoser) Preview(ctx context.Context, req PreviewRequest) (*Preview, error) {
+	p, err := d.PreviewMatch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	p.Applications, p.Citations, err = d.Applications(p.Vertical.ID, p.Archetype.ID)
+	return p, err
+}
+
+// PreviewMatch is Preview without the applications and citations: the
+// vertical, the archetype and how it was chosen. A caller that remembers
+// what Applications returns for each (vertical, archetype) pair, which
+// never changes, needs only this part of each request.
+func (d *Diagnoser) PreviewMatch(ctx context.Context, req PreviewRequest) (*Preview, error) {
 	hasID, hasText := req.ArchetypeID != "", strings.TrimSpace(req.FreeText) != ""
 	if hasID == hasText {
 		return nil, assistant.Errorf(assistant.EInvalid,
@@ -79,9 +92,7 @@ func (d *Diagnoser) Preview(ctx context.Context, req PreviewRequest) (*Preview, 
 		p.Alternatives = slices.Clone(g.Matches[1 : 1+MaxAlternatives])
 	}
 	p.Archetype = d.archetypes[archetype]
-	var err error
-	p.Applications, p.Citations, err = d.Applications(req.Vertical, archetype)
-	return p, err
+	return p, nil
 }
 
 // compose builds the applications of an archetype for a vertical: the

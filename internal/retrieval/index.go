@@ -165,6 +165,11 @@ func saturate(score float64) float64 {
 // term-frequency component (field-weighted count, length-normalised,
 // saturated), and the vocabulary's phrases are matched ahead of time, so a
 // search only adds idf × component along the posting lists of its terms.
+//
+// The postings of all terms are packed in two flat slices (entity numbers
+// and components), each term's run found by its offset: 12 bytes a
+// posting and no slice header per term, which at 100k entities is most of
+// the snapshot's memory.
 type Snapshot struct {
 	// Version is the store's knowledge version the snapshot was built from.
 	Version int64
@@ -173,7 +178,9 @@ type Snapshot struct {
 	byToken map[assistant.Token]uint32
 	stats   assistant.KnowledgeStats
 	terms   map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
-	posts   [][]posting       // by term id, docs ascending
+	starts  []uint32          // by term id, and one more: term id's postings are [starts[id], starts[id+1])
+	postDoc []uint32          // the postings' entities, ascending within a term
+	postTF  []float64         // the postings' term-frequency components
 	idf     []float64         // by term id
 
 	accumulators sync.Pool // *accumulator, sized for len(docs)
@@ -181,77 +188,29 @@ type Snapshot struct {
 
 type doc struct {
 	entity assistant.Entity
-	token  string
-}
-
-// posting is one entity's BM25 term-frequency component for a term.
-type posting struct {
-	doc uint32
-	tf  float64
 }
 
 // Build indexes entities as the snapshot of version.
+//
+// The entities' text is read twice, word by word without copying it: once
+// to count each term's entities and each entity's length, then again to
+// write each posting in its place in the packed slices, sized exactly.
+// Reading twice costs less than keeping every entity's counts in between.
 func Build(version int64, entities []assistant.Entity) *Snapshot {
 	s := &Snapshot{Version: version, terms: map[string]uint32{}, docs: make([]doc, len(entities))}
-	sorted := slices.Clone(entities)
-	slices.SortFunc(sorted, func(a, b assistant.Entity) int { return strings.Compare(a.Token().String(), b.Token().String()) })
-
-	// Words are stemmed once per distinct word, not once per occurrence.
-	wordIDs := map[string]uint32{}
-	termOf := func(word string) uint32 {
-		if id, ok := wordIDs[word]; ok {
-			return id
-		}
-		st := porterstemmer.StemString(word)
-		id, ok := s.terms[st]
-		if !ok {
-			id = s.newTerm(st)
-		}
-		wordIDs[word] = id
-		return id
+	// Entities in token order, each token made once rather than in every
+	// comparison.
+	keys := make([]string, len(entities))
+	order := make([]int, len(entities))
+	for i := range entities {
+		keys[i], order[i] = entities[i].Token().String(), i
 	}
-
-	// The vocabulary's phrases, as runs of term ids, by their first term,
-	// so that each position of a field is checked against the few phrases
-	// that can start there.
-	type phrase struct {
-		id    uint32
-		words []uint32
-	}
-	phrasesByFirst := map[uint32][]phrase{}
-	for _, p := range knowledge.DefaultVocabulary().Phrases() {
-		ws := textproc.Words(p)
-		if len(ws) < 2 {
-			continue
-		}
-		ids := make([]uint32, len(ws))
-		stems := make([]string, len(ws))
-		for i, w := range ws {
-			ids[i] = termOf(w)
-			stems[i] = porterstemmer.StemString(w)
-		}
-		key := strings.Join(stems, " ")
-		if _, ok := s.terms[key]; ok {
-			continue
-		}
-		phrasesByFirst[ids[0]] = append(phrasesByFirst[ids[0]], phrase{s.newTerm(key), ids})
-	}
-
-	// Pass 1: weighted counts per (entity, term), entity lengths and
-	// document frequencies.
-	type count struct {
-		term uint32
-		w    float64
-	}
-	perDoc := make([][]count, len(sorted))
-	lengths := make([]int, len(sorted))
-	var df []int
-	total := 0
-	slot := map[uint32]int{} // term -> index in this entity's counts, reset per entity
-	var ids []uint32         // the current field's term ids, reused
-	s.byToken = make(map[assistant.Token]uint32, len(sorted))
-	for i, e := range sorted {
-		s.docs[i] = doc{entity: e, token: e.Token().String()}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	keys = nil
+	s.byToken = make(map[assistant.Token]uint32, len(entities))
+	for i, j := range order {
+		e := entities[j]
+		s.docs[i] = doc{entity: e}
 		s.byToken[e.Token()] = uint32(i)
 		s.stats.Total++
 		switch e.Type {
@@ -262,42 +221,19 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 		case assistant.Blog:
 			s.stats.Blogs++
 		}
-		texts := [numFields]string{
-			fieldTitle:     e.Title,
-			fieldTags:      strings.Join(e.Tags, " "),
-			fieldKeyIdeas:  strings.Join(e.KeyIdeas, "\n"),
-			fieldWhenToUse: strings.Join(e.WhenToUse, "\n"),
-			fieldSummary:   e.Summary,
-			fieldExtra:     strings.Join(append(slices.Clone(e.Pitfalls), e.Authors...), "\n"),
-		}
-		clear(slot)
-		var counts []count
-		add := func(id uint32, w float64) {
-			if j, ok := slot[id]; ok {
-				counts[j].w += w
-				return
-			}
-			slot[id] = len(counts)
-			counts = append(counts, count{id, w})
-		}
-		for f, text := range texts {
-			ids = ids[:0]
-			for _, w := range textproc.Words(text) {
-				ids = append(ids, termOf(w))
-			}
-			for j, id := range ids {
-				add(id, fieldWeights[f])
-				for _, p := range phrasesByFirst[id] {
-					if j+len(p.words) <= len(ids) && slices.Equal(ids[j:j+len(p.words)], p.words) {
-						add(p.id, fieldWeights[f])
-					}
-				}
-			}
-			lengths[i] += len(ids)
-		}
-		perDoc[i] = counts
-		total += lengths[i]
-		for len(df) < len(s.posts) {
+	}
+	order = nil
+
+	b := newBuilder(s)
+	// Pass 1: document frequencies, entity lengths and their total.
+	var df []uint32
+	lengths := make([]uint32, len(s.docs))
+	total := 0
+	for i := range s.docs {
+		counts, length := b.count(&s.docs[i].entity)
+		lengths[i] = uint32(length)
+		total += length
+		for len(df) < b.numTerms {
 			df = append(df, 0)
 		}
 		for _, c := range counts {
@@ -305,42 +241,233 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 		}
 	}
 
-	// Pass 2: postings with the length-normalised component, and idf.
-	for id := range s.posts {
-		if id < len(df) && df[id] > 0 {
-			s.posts[id] = make([]posting, 0, df[id])
+	// The packed postings: each term's run starts where the previous ends.
+	numTerms := b.numTerms
+	s.starts = make([]uint32, numTerms+1)
+	for id := 0; id < numTerms; id++ {
+		n := uint32(0)
+		if id < len(df) {
+			n = df[id]
 		}
+		s.starts[id+1] = s.starts[id] + n
 	}
+	size := s.starts[numTerms]
+	s.postDoc = make([]uint32, size)
+	s.postTF = make([]float64, size)
+
+	// Pass 2: each posting's length-normalised component, in entity order
+	// within its term. The terms are those of pass 1: the same text gives
+	// the same words.
 	avg := 1.0
-	if len(sorted) > 0 && total > 0 {
-		avg = float64(total) / float64(len(sorted))
+	if len(s.docs) > 0 && total > 0 {
+		avg = float64(total) / float64(len(s.docs))
 	}
-	for i, counts := range perDoc {
+	next := slices.Clone(s.starts[:numTerms])
+	for i := range s.docs {
+		counts, _ := b.count(&s.docs[i].entity)
 		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
 		for _, c := range counts {
-			s.posts[c.term] = append(s.posts[c.term], posting{doc: uint32(i), tf: c.w * (bm25K1 + 1) / (c.w + norm)})
+			at := next[c.term]
+			next[c.term]++
+			s.postDoc[at] = uint32(i)
+			s.postTF[at] = c.w * (bm25K1 + 1) / (c.w + norm)
 		}
-		perDoc[i] = nil
 	}
-	n := float64(len(sorted))
-	s.idf = make([]float64, len(s.posts))
-	for id, list := range s.posts {
-		idf := math.Log((n - float64(len(list)) + 0.5) / (float64(len(list)) + 0.5))
+	n := float64(len(s.docs))
+	s.idf = make([]float64, numTerms)
+	for id := range s.idf {
+		list := float64(s.starts[id+1] - s.starts[id])
+		idf := math.Log((n - list + 0.5) / (list + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
 		s.idf[id] = idf
 	}
-	size := len(s.docs)
-	s.accumulators.New = func() any { return newAccumulator(size) }
+	docs := len(s.docs)
+	s.accumulators.New = func() any { return newAccumulator(docs) }
 	return s
 }
 
-func (s *Snapshot) newTerm(key string) uint32 {
-	id := uint32(len(s.posts))
-	s.terms[key] = id
-	s.posts = append(s.posts, nil)
+// builder turns an entity's fields into weighted term counts: the words of
+// each field, stemmed once per distinct word, and the vocabulary's phrases
+// among them. Its buffers are reused from entity to entity.
+type builder struct {
+	s        *Snapshot
+	numTerms int
+	wordIDs  map[string]uint32 // lowercase word -> term id of its stem
+	// phrasesByFirst lists the vocabulary's phrases, as runs of term ids,
+	// by their first term, so that each position of a field is checked
+	// against the few phrases that can start there.
+	phrasesByFirst map[uint32][]phrase
+	counts         []termCount // the current entity's counts
+	slot           []int32     // by term id: index in counts + 1, 0 when absent
+	ids            []uint32    // the current field's term ids
+	lower          []byte      // a word being lowercased
+}
+
+type phrase struct {
+	id    uint32
+	words []uint32
+}
+
+// termCount is an entity's field-weighted count of a term.
+type termCount struct {
+	term uint32
+	w    float64
+}
+
+func newBuilder(s *Snapshot) *builder {
+	b := &builder{s: s, wordIDs: map[string]uint32{}, phrasesByFirst: map[uint32][]phrase{}}
+	for _, p := range knowledge.DefaultVocabulary().Phrases() {
+		ws := textproc.Words(p)
+		if len(ws) < 2 {
+			continue
+		}
+		ids := make([]uint32, len(ws))
+		stems := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = b.termOf(w)
+			stems[i] = porterstemmer.StemString(w)
+		}
+		key := strings.Join(stems, " ")
+		if _, ok := s.terms[key]; ok {
+			continue
+		}
+		b.phrasesByFirst[ids[0]] = append(b.phrasesByFirst[ids[0]], phrase{b.newTerm(key), ids})
+	}
+	return b
+}
+
+func (b *builder) newTerm(key string) uint32 {
+	id := uint32(b.numTerms)
+	b.s.terms[key] = id
+	b.numTerms++
 	return id
+}
+
+// termOf returns the term id of a lowercase word. The word may be a
+// buffer reused by the caller: it is copied only when first seen.
+func (b *builder) termOf(word string) uint32 {
+	if id, ok := b.wordIDs[word]; ok {
+		return id
+	}
+	word = strings.Clone(word)
+	st := porterstemmer.StemString(word)
+	id, ok := b.s.terms[st]
+	if !ok {
+		id = b.newTerm(st)
+	}
+	b.wordIDs[word] = id
+	return id
+}
+
+// termOfBytes is termOf for a word in a byte buffer.
+func (b *builder) termOfBytes(word []byte) uint32 {
+	if id, ok := b.wordIDs[string(word)]; ok {
+		return id
+	}
+	return b.termOf(string(word))
+}
+
+// count returns e's field-weighted term counts, in the order each term
+// first occurs, and e's length in words (phrases not counted). The slice
+// is the builder's and is overwritten by the next call.
+func (b *builder) count(e *assistant.Entity) ([]termCount, int) {
+	for _, c := range b.counts {
+		b.slot[c.term] = 0
+	}
+	b.counts = b.counts[:0]
+	length := 0
+	// A field of several strings is searched as their words in turn (as if
+	// joined by a separator), so a phrase may run from one into the next.
+	field := func(f int, lists ...[]string) {
+		b.ids = b.ids[:0]
+		for _, list := range lists {
+			for _, part := range list {
+				b.addWords(part)
+			}
+		}
+		w := fieldWeights[f]
+		for j, id := range b.ids {
+			b.add(id, w)
+			for _, p := range b.phrasesByFirst[id] {
+				if j+len(p.words) <= len(b.ids) && slices.Equal(b.ids[j:j+len(p.words)], p.words) {
+					b.add(p.id, w)
+				}
+			}
+		}
+		length += len(b.ids)
+	}
+	title, summary := [1]string{e.Title}, [1]string{e.Summary}
+	field(fieldTitle, title[:])
+	field(fieldTags, e.Tags)
+	field(fieldKeyIdeas, e.KeyIdeas)
+	field(fieldWhenToUse, e.WhenToUse)
+	field(fieldSummary, summary[:])
+	field(fieldExtra, e.Pitfalls, e.Authors)
+	return b.counts, length
+}
+
+// add counts w more of term id for the current entity.
+func (b *builder) add(id uint32, w float64) {
+	for int(id) >= len(b.slot) {
+		b.slot = append(b.slot, 0)
+	}
+	if j := b.slot[id]; j > 0 {
+		b.counts[j-1].w += w
+		return
+	}
+	b.counts = append(b.counts, termCount{id, w})
+	b.slot[id] = int32(len(b.counts))
+}
+
+// addWords appends the term ids of text's words (textproc.Words) to
+// b.ids. ASCII text, nearly all of it, is split here without building
+// the list of words or a lowercase copy of the text.
+func (b *builder) addWords(text string) {
+	if !isASCII(text) {
+		for _, w := range textproc.Words(text) {
+			b.ids = append(b.ids, b.termOf(w))
+		}
+		return
+	}
+	for i := 0; i < len(text); {
+		if !isASCIIWordByte(text[i]) {
+			i++
+			continue
+		}
+		start, upper := i, false
+		for ; i < len(text) && isASCIIWordByte(text[i]); i++ {
+			upper = upper || 'A' <= text[i] && text[i] <= 'Z'
+		}
+		if !upper {
+			b.ids = append(b.ids, b.termOf(text[start:i]))
+			continue
+		}
+		b.lower = b.lower[:0]
+		for _, c := range []byte(text[start:i]) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.lower = append(b.lower, c)
+		}
+		b.ids = append(b.ids, b.termOfBytes(b.lower))
+	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCIIWordByte reports whether an ASCII byte is a letter or a digit,
+// as unicode.IsLetter and unicode.IsDigit would.
+func isASCIIWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // queryKey is the index key of a query term: its words stemmed with the
@@ -410,12 +537,14 @@ func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 				continue
 			}
 			idf := s.idf[id]
-			for _, p := range s.posts[id] {
-				if !acc.classSeen[p.doc] {
-					acc.classSeen[p.doc] = true
-					acc.classHit = append(acc.classHit, p.doc)
+			lo, hi := s.starts[id], s.starts[id+1]
+			tfs := s.postTF[lo:hi]
+			for j, d := range s.postDoc[lo:hi] {
+				if !acc.classSeen[d] {
+					acc.classSeen[d] = true
+					acc.classHit = append(acc.classHit, d)
 				}
-				acc.class[p.doc] += idf * p.tf
+				acc.class[d] += idf * tfs[j]
 			}
 		}
 		for _, d := range acc.classHit {

@@ -29,19 +29,46 @@ func Corpus(n int) ([]assistant.Entity, error) {
 		pool = append(pool, strings.Fields(strings.ToLower(text))...)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	words := func(k int) string {
-		w := make([]string, k)
-		for i := range w {
-			w[i] = strings.Trim(pool[rng.IntN(len(pool))], ".,;:()\"'")
+	// The text is written into one reused buffer and copied out once per
+	// string: the same strings as joining lists of words and sentences,
+	// without the lists.
+	var buf []byte
+	writeWords := func(k int) {
+		for i := range k {
+			if i > 0 {
+				buf = append(buf, ' ')
+			}
+			buf = append(buf, strings.Trim(pool[rng.IntN(len(pool))], ".,;:()\"'")...)
 		}
-		return strings.Join(w, " ")
+	}
+	words := func(k int) string {
+		buf = buf[:0]
+		writeWords(k)
+		return string(buf)
+	}
+	sentence := func(length int) string {
+		buf = buf[:0]
+		writeWords(length)
+		buf = append(buf, '.')
+		return string(buf)
 	}
 	sentences := func(count, length int) []string {
 		out := make([]string, count)
 		for i := range out {
-			out[i] = words(length) + "."
+			out[i] = sentence(length)
 		}
 		return out
+	}
+	paragraph := func(count, length int) string {
+		buf = buf[:0]
+		for i := range count {
+			if i > 0 {
+				buf = append(buf, ' ')
+			}
+			writeWords(length)
+			buf = append(buf, '.')
+		}
+		return string(buf)
 	}
 	types := assistant.EntityTypes
 	out := make([]assistant.Entity, n)
@@ -52,7 +79,7 @@ func Corpus(n int) ([]assistant.Entity, error) {
 			Authors: []string{"Synthetic Author"}, Year: &year, URL: fmt.Sprintf("https://example.org/%d", i),
 			Tags:       strings.Fields(words(5)),
 			Archetypes: []string{assistant.ArchetypeIDs[rng.IntN(len(assistant.ArchetypeIDs))]},
-			Summary:    strings.Join(sentences(5, 18), " "),
+			Summary:    paragraph(5, 18),
 			KeyIdeas:   sentences(4, 16), WhenToUse: sentences(3, 14), Pitfalls: sentences(2, 12),
 		}
 	}

@@ -1,0 +1,56 @@
+package retrieval_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"strconv"
+	"testing"
+
+	"github.com/constraintlab/assistant/internal/assistant"
+	"github.com/constraintlab/assistant/internal/knowledge/synthetic"
+	"github.com/constraintlab/assistant/internal/retrieval"
+)
+
+// rankingDigest is the SHA-256 of every ranking writeRankings lists, as
+// the index gave them before its postings were packed (commit 8e06805):
+// the layout of the index may change, its scores and orders may not.
+const rankingDigest = "4fabd112ccb4704928765a091815e349ad59d5f078a5ca2e85f2912e15c50888"
+
+// TestRankingsUnchanged: the embedded corpus plus 2,000 synthetic
+// entities, searched with the owner questions, every embedded entity's
+// title and summary, with and without a type, 50 results each: the
+// tokens and the exact bits of the scores must not move.
+func TestRankingsUnchanged(t *testing.T) {
+	if got := rankingsDigest(t); got != rankingDigest {
+		t.Fatalf("rankings digest %s, want %s: a ranking or a score changed", got, rankingDigest)
+	}
+}
+
+func rankingsDigest(t *testing.T) string {
+	extra, err := synthetic.Corpus(2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := embedded(t)
+	s := retrieval.Build(1, append(own, extra...))
+	queries := append([]string(nil), synthetic.OwnerQuestions...)
+	for _, e := range own {
+		queries = append(queries, e.Title, e.Summary)
+	}
+	h := sha256.New()
+	for _, q := range queries {
+		for _, typ := range []assistant.EntityType{"", assistant.Framework, assistant.Paper} {
+			writeRanking(h, q, s.Search(assistant.SearchQuery{Text: q, Type: typ, Limit: 50}))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func writeRanking(h hash.Hash, q string, hits []assistant.SearchResult) {
+	fmt.Fprintf(h, "%q\n", q)
+	for _, r := range hits {
+		fmt.Fprintf(h, "%s %s\n", r.Entity.Token().String(), strconv.FormatFloat(r.Score, 'g', -1, 64))
+	}
+}
