@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -59,9 +60,10 @@ func toolSpecs(withDiagnosis bool) []llm.Tool {
 type toolbox struct {
 	s *Service
 	// retrieved keeps every entity the tools returned, in first-seen
-	// order, with the best retrieval relevance seen.
-	retrieved map[assistant.Token]*retrievedEntity
-	order     []assistant.Token
+	// order, with the best retrieval relevance seen. A turn retrieves a
+	// few dozen at most, so it is searched in order (found) rather than
+	// indexed by a map.
+	retrieved []retrievedEntity
 	// vertical is the request's vertical ("" when the caller gave none).
 	vertical string
 	// scope is the turn's question assessed against the scope rule.
@@ -83,13 +85,21 @@ type retrievedEntity struct {
 }
 
 func (tb *toolbox) remember(e assistant.Entity, score float64) {
-	t := e.Token()
-	if r, ok := tb.retrieved[t]; ok {
+	if r := tb.found(e.Token()); r != nil {
 		r.score = max(r.score, score)
 		return
 	}
-	tb.retrieved[t] = &retrievedEntity{entity: e, score: score}
-	tb.order = append(tb.order, t)
+	tb.retrieved = append(tb.retrieved, retrievedEntity{entity: e, score: score})
+}
+
+// found returns the entity of token t the tools returned this turn, or nil.
+func (tb *toolbox) found(t assistant.Token) *retrievedEntity {
+	for i := range tb.retrieved {
+		if r := &tb.retrieved[i]; r.entity.Slug == t.Slug && r.entity.Type == t.Type {
+			return r
+		}
+	}
+	return nil
 }
 
 // run executes one call and returns its JSON result and the trace
@@ -254,12 +264,21 @@ func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, st
 		return encode(EntityResult{Token: t.String()}), input, "not found", nil
 	}
 	tb.remember(e, 0) // reading an entity says nothing about its relevance
+	summary := e.Title + " (" + strconv.Itoa(len(e.KeyIdeas)) + " key ideas)"
+	if e.Token() != t { // asked for by an alias: the answer names the token asked for
+		return encode(entityResult(t, e)), input, summary, nil
+	}
+	return tb.s.entityResults.of(e), input, summary, nil
+}
+
+// entityResult is get_entity's answer when token t finds e.
+func entityResult(t assistant.Token, e assistant.Entity) EntityResult {
 	res := EntityResult{Token: t.String(), Found: true, Title: e.Title, Authors: e.Authors, Year: e.Year, Summary: e.Summary,
 		KeyIdeas: e.KeyIdeas, WhenToUse: e.WhenToUse, Pitfalls: e.Pitfalls, Archetypes: e.Archetypes}
 	for _, r := range e.Related {
 		res.Related = append(res.Related, r.String())
 	}
-	return encode(res), input, fmt.Sprintf("%s (%d key ideas)", e.Title, len(e.KeyIdeas)), nil
+	return res
 }
 
 func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string, string, error) {

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -42,6 +43,27 @@ type Service struct {
 	terms termMemo
 	// specific knows how specific each word is to the knowledge base.
 	specific specificity
+	// prompts remembers the system prompt of each (mode, vertical): a
+	// persona's prompt depends on nothing else, and Personas does not
+	// change once the service answers.
+	prompts sync.Map // promptKey -> string
+	// entityResults remembers get_entity's answer for each entity.
+	entityResults entityResultMemo
+}
+
+type promptKey struct{ mode, vertical string }
+
+// systemPrompt is persona.SystemPrompt(vertical), composed once per mode
+// and vertical (a vertical is one of the catalog's or "", so the keys are
+// few).
+func (s *Service) systemPrompt(mode string, persona Persona, vertical string) string {
+	key := promptKey{mode, vertical}
+	if p, ok := s.prompts.Load(key); ok {
+		return p.(string)
+	}
+	p := persona.SystemPrompt(vertical)
+	s.prompts.Store(key, p)
+	return p
 }
 
 // Request is one turn as the API received it, validated.
@@ -130,9 +152,9 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		return Response{}, nil, err
 	}
 	reading.Unknown = unknown
-	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical,
+	tb := &toolbox{s: s, retrieved: make([]retrievedEntity, 0, 8), vertical: req.Vertical,
 		scope: reading.Scope, question: req.Message}
-	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
+	messages := []llm.Message{{Role: llm.RoleSystem, Content: s.systemPrompt(req.Mode, persona, req.Vertical)}}
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
 	}
@@ -268,8 +290,9 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// it), with the catalog's application of each diagnosed framework.
 	var hits []assistant.Entity
 	if tb.scope.InScope {
-		for _, t := range tb.order {
-			hits = append(hits, tb.withApplications(tb.retrieved[t].entity))
+		hits = make([]assistant.Entity, 0, len(tb.retrieved))
+		for _, r := range tb.retrieved {
+			hits = append(hits, tb.withApplications(r.entity))
 		}
 	}
 	evidence := make(map[assistant.Token]assistant.Entity, len(found))
@@ -308,7 +331,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	for _, t := range cited {
 		e, ok := found[t]
 		score := 0.0
-		if r, seen := tb.retrieved[t]; seen {
+		if r := tb.found(t); r != nil {
 			score, e, ok = r.score, r.entity, true
 		}
 		if !ok {
