@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
@@ -38,8 +39,18 @@ type (
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-// toolSpecs describes the tools to the model.
+// toolSpecs describes the tools to the model. The lists are built once
+// and shared by every turn: callers must only read them.
 func toolSpecs(withDiagnosis bool) []llm.Tool {
+	if withDiagnosis {
+		return toolsWithDiagnosis
+	}
+	return toolsWithoutDiagnosis
+}
+
+var toolsWithDiagnosis, toolsWithoutDiagnosis = slices.Clip(buildToolSpecs(true)), slices.Clip(buildToolSpecs(false))
+
+func buildToolSpecs(withDiagnosis bool) []llm.Tool {
 	tools := []llm.Tool{
 		{Name: ToolSearch, Description: "Search the knowledge base of frameworks, papers and essays. Returns ranked entities with their citation tokens.",
 			Parameters: schema(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for, in plain words"},"type":{"type":"string","enum":["framework","paper","blog"]},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["query"]}`)},
@@ -64,6 +75,9 @@ type toolbox struct {
 	// few dozen at most, so it is searched in order (found) rather than
 	// indexed by a map.
 	retrieved []retrievedEntity
+	// hits is the evidence the verifier holds uncited claims against:
+	// the retrieved entities, with their applications.
+	hits []assistant.Entity
 	// vertical is the request's vertical ("" when the caller gave none).
 	vertical string
 	// scope is the turn's question assessed against the scope rule.
@@ -77,6 +91,21 @@ type toolbox struct {
 	// diagnosisBand is the confidence band of the turn's last diagnosis
 	// ("" when the turn diagnosed nothing).
 	diagnosisBand string
+}
+
+// toolboxes keeps the toolboxes of finished turns, whose slices the next
+// turns fill again: a turn's entities are a few hundred bytes each, and
+// growing the slices afresh was several KB of every turn.
+var toolboxes = sync.Pool{New: func() any { return &toolbox{} }}
+
+// release forgets the turn (its entities are the knowledge snapshot's,
+// which must not be kept alive by an idle toolbox) and keeps tb for
+// another. Nothing of the turn may refer to tb or its slices after it.
+func (tb *toolbox) release() {
+	clear(tb.retrieved)
+	clear(tb.hits)
+	*tb = toolbox{retrieved: tb.retrieved[:0], hits: tb.hits[:0]}
+	toolboxes.Put(tb)
 }
 
 type retrievedEntity struct {
@@ -161,22 +190,25 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	if err != nil {
 		return "", "", "", err
 	}
-	res := SearchResult{Query: a.Query, Hits: []SearchHit{}, Scope: tb.scope}
+	res := SearchResult{Query: a.Query, Hits: make([]SearchHit, 0, len(hits)), Scope: tb.scope}
 	top := 0.0
 	if len(hits) > 0 {
 		top = hits[0].Score
 	}
-	var names []string
+	names := make([]string, 0, min(3, len(hits)))
 	for _, h := range hits {
 		rel := 0.0
 		if top > 0 {
 			rel = h.Score / top
 		}
 		tb.remember(h.Entity, rel)
-		res.Hits = append(res.Hits, SearchHit{Token: h.Entity.Token().String(), Title: h.Entity.Title,
+		token := h.Entity.Token().String()
+		res.Hits = append(res.Hits, SearchHit{Token: token, Title: h.Entity.Title,
 			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel),
 			Imported: h.Entity.Origin == assistant.OriginImported})
-		names = append(names, h.Entity.Token().String())
+		if len(names) < 3 {
+			names = append(names, token)
+		}
 	}
 	res.Coverage, res.Missing = coverage(a.Query, hits, tb.s.terms.terms)
 	// The workspace's own knowledge is in scope by definition (D29): a
@@ -189,7 +221,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	res.Scope = tb.scope
 	summary := fmt.Sprintf("%d results", len(hits))
 	if len(names) > 0 {
-		summary += ": " + strings.Join(names[:min(3, len(names))], ", ")
+		summary += ": " + strings.Join(names, ", ")
 	}
 	input := fmt.Sprintf("query=%q", a.Query)
 	if q.Type != "" {
@@ -209,11 +241,12 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 // least one hit, and the words found in none. terms gives the analysed
 // text of an entity (Service.terms).
 func coverage(query string, hits []assistant.SearchResult, terms func(assistant.Entity) map[string]bool) (float64, []string) {
-	var words, stems []string
-	seen := map[string]bool{}
+	// A query has a few words: they are kept on the stack and deduplicated
+	// by search rather than with a set.
+	var wordsBuf, stemsBuf [16]string
+	words, stems := wordsBuf[:0], stemsBuf[:0]
 	for _, w := range textproc.Words(query) {
-		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !seen[st] {
-			seen[st] = true
+		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !slices.Contains(stems, st) {
 			words, stems = append(words, w), append(stems, st)
 		}
 	}
@@ -376,9 +409,12 @@ type Plan struct {
 }
 
 func firstSentences(s string, n int) string {
-	parts := textproc.Sentences(s)
+	parts := textproc.SharedSentences(s)
 	if len(parts) <= n {
 		return s
+	}
+	if n == 1 {
+		return parts[0]
 	}
 	return strings.Join(parts[:n], " ")
 }

@@ -152,7 +152,9 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		return Response{}, nil, err
 	}
 	reading.Unknown = unknown
-	tb := &toolbox{s: s, retrieved: make([]retrievedEntity, 0, 8), vertical: req.Vertical,
+	tb := toolboxes.Get().(*toolbox)
+	defer tb.release()
+	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], vertical: req.Vertical,
 		scope: reading.Scope, question: req.Message}
 	messages := []llm.Message{{Role: llm.RoleSystem, Content: s.systemPrompt(req.Mode, persona, req.Vertical)}}
 	for _, h := range req.History {
@@ -290,14 +292,17 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// it), with the catalog's application of each diagnosed framework.
 	var hits []assistant.Entity
 	if tb.scope.InScope {
-		hits = make([]assistant.Entity, 0, len(tb.retrieved))
 		for _, r := range tb.retrieved {
-			hits = append(hits, tb.withApplications(r.entity))
+			tb.hits = append(tb.hits, tb.withApplications(r.entity))
 		}
+		hits = tb.hits
 	}
-	evidence := make(map[assistant.Token]assistant.Entity, len(found))
-	for t, e := range found {
-		evidence[t] = tb.withApplications(e)
+	evidence := found // the usual case: the turn applied no framework
+	if len(tb.applied) > 0 {
+		evidence = make(map[assistant.Token]assistant.Entity, len(found))
+		for t, e := range found {
+			evidence[t] = tb.withApplications(e)
+		}
 	}
 	// The verifier sees the original text, so a claim carrying an
 	// invented token is judged unsupported; the client never sees the

@@ -395,7 +395,7 @@ func (m *entityBases) of(e assistant.Entity) *evidence {
 			if k == len(e.KeyIdeas) {
 				return b.ev
 			}
-			return variantOf(b.ev, 1+len(textproc.Sentences(e.Summary))+k, k, e.KeyIdeas[k:])
+			return variantOf(b.ev, 1+len(textproc.SharedSentences(e.Summary))+k, k, e.KeyIdeas[k:])
 		}
 	}
 	ev := buildEvidence(e)
