@@ -12,6 +12,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
 	"github.com/constraintlab/assistant/internal/tooling"
 )
@@ -278,7 +279,7 @@ func (tb *toolbox) withApplications(e assistant.Entity) assistant.Entity {
 	if len(extra) == 0 {
 		return e
 	}
-	e.KeyIdeas = append(slices.Clone(e.KeyIdeas), extra...)
+	e.KeyIdeas = slices.Concat(e.KeyIdeas, extra)
 	return e
 }
 
@@ -408,16 +409,26 @@ type Plan struct {
 	Citations    []assistant.Token
 }
 
+// firstSentences is the first n sentences of s, joined by a space (s
+// itself when it has no more).
 func firstSentences(s string, n int) string {
 	parts := textproc.SharedSentences(s)
-	if len(parts) <= n {
+	switch {
+	case len(parts) <= n:
 		return s
-	}
-	if n == 1 {
+	case n == 1:
 		return parts[0]
+	case n == 2:
+		// A search hit's summary: an entity's, so the memo is bounded by
+		// the knowledge base.
+		return leadingPairs.Get(s, func(string) string { return parts[0] + " " + parts[1] })
 	}
 	return strings.Join(parts[:n], " ")
 }
+
+// leadingPairs remembers the first two sentences of the summaries search
+// hits show.
+var leadingPairs = memo.Bounded[string, string]{Max: maxRememberedEntities}
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 
