@@ -375,15 +375,16 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 			if err != nil {
 				continue
 			}
-			passages := append([]string{app.Application}, app.FirstSteps...)
+			if tb.applied == nil {
+				tb.applied = map[assistant.Token][]string{}
+			}
+			passages := append(tb.applied[t], app.Application)
+			passages = append(passages, app.FirstSteps...)
 			passages = append(passages, app.Metrics...)
 			if i == 0 {
 				passages = append(passages, res.Metrics...)
 			}
-			if tb.applied == nil {
-				tb.applied = map[assistant.Token][]string{}
-			}
-			tb.applied[t] = append(tb.applied[t], passages...)
+			tb.applied[t] = passages
 		}
 	}
 	return encode(res), input, g.Summary(), nil

@@ -156,18 +156,21 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	defer tb.release()
 	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], vertical: req.Vertical,
 		scope: reading.Scope, question: req.Message}
-	messages := []llm.Message{{Role: llm.RoleSystem, Content: s.systemPrompt(req.Mode, persona, req.Vertical)}}
+	maxHops := s.MaxHops
+	if maxHops <= 0 {
+		maxHops = 6
+	}
+	// Room for the system prompt, the history, the question, and a call
+	// and its result per hop as the builtin model makes them.
+	messages := make([]llm.Message, 0, len(req.History)+2+2*maxHops)
+	messages = append(messages, llm.Message{Role: llm.RoleSystem, Content: s.systemPrompt(req.Mode, persona, req.Vertical)})
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
 	}
 	messages = append(messages, llm.Message{Role: llm.RoleUser, Content: req.Message})
 
-	maxHops := s.MaxHops
-	if maxHops <= 0 {
-		maxHops = 6
-	}
 	tools := toolSpecs(s.Diagnoser != nil && slices.Contains(persona.Tools, ToolDiagnose))
-	trace := []TraceItem{}
+	trace := make([]TraceItem, 0, maxHops)
 	var answer string
 	for round := 0; ; round++ {
 		offered := tools
@@ -225,6 +228,9 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	now := s.Now()
 	id := s.NewID()
 	var citations []assistant.CitationEvent
+	if len(cited) > 0 {
+		citations = make([]assistant.CitationEvent, 0, len(cited))
+	}
 	for _, t := range cited {
 		citations = append(citations, assistant.CitationEvent{ResponseID: id, Workspace: req.Workspace, Source: req.Source, Token: t, At: now})
 	}

@@ -227,7 +227,8 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "cites a source that is not in the knowledge base"
 		return v
 	}
-	var sources []assistant.Entity
+	var buf [2]assistant.Entity // most claims cite one or two sources
+	sources := buf[:0]
 	for _, t := range cl.Citations {
 		sources = append(sources, cited[t])
 	}
