@@ -79,6 +79,9 @@ type toolbox struct {
 	// hits is the evidence the verifier holds uncited claims against:
 	// the retrieved entities, with their applications.
 	hits []assistant.Entity
+	// extended holds the entities withApplications extended this turn
+	// (applied is complete by then: the tools have run).
+	extended []extendedEntity
 	// vertical is the request's vertical ("" when the caller gave none).
 	vertical string
 	// scope is the turn's question assessed against the scope rule.
@@ -105,7 +108,8 @@ var toolboxes = sync.Pool{New: func() any { return &toolbox{} }}
 func (tb *toolbox) release() {
 	clear(tb.retrieved)
 	clear(tb.hits)
-	*tb = toolbox{retrieved: tb.retrieved[:0], hits: tb.hits[:0]}
+	clear(tb.extended)
+	*tb = toolbox{retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0]}
 	toolboxes.Put(tb)
 }
 
@@ -279,8 +283,31 @@ func (tb *toolbox) withApplications(e assistant.Entity) assistant.Entity {
 	if len(extra) == 0 {
 		return e
 	}
+	// The hits and the cited entities are mostly the same entities, read
+	// from one snapshot: their key ideas are one list, extended once.
+	for _, done := range tb.extended {
+		if done.entity.Slug == e.Slug && done.entity.Type == e.Type && sameList(done.own, e.KeyIdeas) {
+			e.KeyIdeas = done.entity.KeyIdeas
+			return e
+		}
+	}
+	own := e.KeyIdeas
 	e.KeyIdeas = slices.Concat(e.KeyIdeas, extra)
+	tb.extended = append(tb.extended, extendedEntity{own, e})
 	return e
+}
+
+// extendedEntity is an entity with its applications added to its key
+// ideas (own).
+type extendedEntity struct {
+	own    []string
+	entity assistant.Entity
+}
+
+// sameList reports whether a and b are the same list: the same elements
+// in the same storage (so that they are equal without comparing them).
+func sameList(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {

@@ -154,7 +154,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	reading.Unknown = unknown
 	tb := toolboxes.Get().(*toolbox)
 	defer tb.release()
-	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], vertical: req.Vertical,
+	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0], vertical: req.Vertical,
 		scope: reading.Scope, question: req.Message}
 	maxHops := s.MaxHops
 	if maxHops <= 0 {
@@ -363,11 +363,25 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 // the end of a line or around the text.
 func tidy(s string) string {
 	s = collapseBlanks(dropSpaceBeforePunct(s))
+	if !blankAtLineEnd(s) { // the usual case: nothing to trim but the ends
+		return strings.TrimSpace(s)
+	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// blankAtLineEnd reports whether a line of s other than the last ends
+// with a space or a tab.
+func blankAtLineEnd(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '\n' && (s[i-1] == ' ' || s[i-1] == '\t') {
+			return true
+		}
+	}
+	return false
 }
 
 // dropSpaceBeforePunct removes every run of spaces that comes right before
