@@ -492,21 +492,6 @@ func inAny(post []int, idx []int) bool {
 	return false
 }
 
-// cover is the weighted share of the claim's terms (posts, weighted by
-// ws) found in the union of the passages idx.
-func cover(posts [][]int, ws []float64, total float64, idx ...int) float64 {
-	if total == 0 {
-		return 0
-	}
-	got := 0.0
-	for i, post := range posts {
-		if inAny(post, idx) {
-			got += ws[i]
-		}
-	}
-	return got / total
-}
-
 // allFeatures makes features compute every feature, those the model does
 // not use included (for fitting).
 var allFeatures = false
@@ -680,8 +665,8 @@ func (s *scoring) plainCover() float64 {
 	if len(s.best) == 0 || len(s.claim.terms) == 0 {
 		return 0
 	}
-	// cover with a weight of 1 for every term: a sum of ones is exact, so
-	// counting gives the same float.
+	// The share of the claim's terms found in the best window, each term
+	// weighing 1 (as a sum of weights of one would: such a sum is exact).
 	got := 0
 	for _, post := range s.posts {
 		if inAny(post, s.best) {
