@@ -19,6 +19,8 @@ type specificity struct {
 	ready   bool
 	idf     map[string]float64
 	n       int
+	// lookup is the function of returns for idf, made once per version.
+	lookup func(stem string) float64
 }
 
 // of returns the specificity function of the knowledge as it is now.
@@ -49,12 +51,12 @@ func (sp *specificity) of(ctx context.Context, s *Service) (func(stem string) fl
 			}
 		}
 		sp.idf, sp.n, sp.version, sp.ready = idf, n, version, true
-	}
-	idf := sp.idf
-	return func(stem string) float64 {
-		if v, ok := idf[stem]; ok {
-			return v
+		sp.lookup = func(stem string) float64 {
+			if v, ok := idf[stem]; ok {
+				return v
+			}
+			return 1 // in no entity: as specific as a word can be
 		}
-		return 1 // in no entity: as specific as a word can be
-	}, nil
+	}
+	return sp.lookup, nil
 }

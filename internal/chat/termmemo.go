@@ -66,3 +66,45 @@ func entityText(e assistant.Entity) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// entityResultMemo remembers get_entity's JSON answer for each entity it
+// was worked out from (by token, the entity's fields compared as termMemo
+// compares them): the answer depends on the entity alone, and encoding it
+// again was a tenth of a builtin turn's bytes. The zero value is ready to
+// use, and it is safe for concurrent use.
+type entityResultMemo struct {
+	once    sync.Once
+	results *memo.Versions[assistant.Token, assistant.Entity, string]
+}
+
+// of returns encode(entityResult(e)).
+func (m *entityResultMemo) of(e assistant.Entity) string {
+	m.once.Do(func() {
+		m.results = &memo.Versions[assistant.Token, assistant.Entity, string]{
+			MaxKeys: maxRememberedEntities, Keep: resultFields}
+	})
+	return m.results.Get(e.Token(), e, sameResult, func(e assistant.Entity) string {
+		return encode(entityResult(e.Token(), e))
+	})
+}
+
+// resultFields is a copy of the fields of e that entityResult reads.
+func resultFields(e assistant.Entity) assistant.Entity {
+	c := textFields(e)
+	c.Authors, c.Archetypes, c.Related = slices.Clone(e.Authors), slices.Clone(e.Archetypes), slices.Clone(e.Related)
+	if e.Year != nil {
+		y := *e.Year
+		c.Year = &y
+	}
+	return c
+}
+
+// sameResult reports whether two entities give the same get_entity
+// answer (the fields entityResult reads).
+func sameResult(a, b assistant.Entity) bool {
+	return a.Type == b.Type && a.Slug == b.Slug && a.Title == b.Title && a.Summary == b.Summary &&
+		(a.Year == nil) == (b.Year == nil) && (a.Year == nil || *a.Year == *b.Year) &&
+		slices.Equal(a.Authors, b.Authors) && slices.Equal(a.KeyIdeas, b.KeyIdeas) &&
+		slices.Equal(a.WhenToUse, b.WhenToUse) && slices.Equal(a.Pitfalls, b.Pitfalls) &&
+		slices.Equal(a.Archetypes, b.Archetypes) && slices.Equal(a.Related, b.Related)
+}

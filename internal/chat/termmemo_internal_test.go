@@ -32,3 +32,26 @@ func TestTermMemo(t *testing.T) {
 		m.terms(assistant.Entity{Type: assistant.Paper, Slug: slug, Title: slug})
 	}
 }
+
+func TestEntityResultMemo(t *testing.T) {
+	var m entityResultMemo
+	year := 1984
+	e := assistant.Entity{Type: assistant.Paper, Slug: "a", Title: "The Goal", Authors: []string{"Goldratt"}, Year: &year,
+		Summary: "A novel.", KeyIdeas: []string{"Find the constraint."}, Archetypes: []string{"capacity"},
+		Related: []assistant.Token{{Type: assistant.Framework, Slug: "toc"}}}
+	want := func(e assistant.Entity) string { return encode(entityResult(e.Token(), e)) }
+	if got := m.of(e); got != want(e) {
+		t.Fatalf("of = %s, want %s", got, want(e))
+	}
+	// Every field the answer shows, changed in place, is a new version.
+	e.KeyIdeas[0] = "Exploit the constraint."
+	year = 1992
+	e.Related[0].Slug = "dbr"
+	if got := m.of(e); got != want(e) {
+		t.Errorf("after in-place changes: %s, want %s", got, want(e))
+	}
+	e.Authors = append(e.Authors, "Cox")
+	if got := m.of(e); got != want(e) {
+		t.Errorf("after a new author: %s, want %s", got, want(e))
+	}
+}

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
 	"github.com/constraintlab/assistant/internal/tooling"
 )
@@ -37,8 +40,18 @@ type (
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
-// toolSpecs describes the tools to the model.
+// toolSpecs describes the tools to the model. The lists are built once
+// and shared by every turn: callers must only read them.
 func toolSpecs(withDiagnosis bool) []llm.Tool {
+	if withDiagnosis {
+		return toolsWithDiagnosis
+	}
+	return toolsWithoutDiagnosis
+}
+
+var toolsWithDiagnosis, toolsWithoutDiagnosis = slices.Clip(buildToolSpecs(true)), slices.Clip(buildToolSpecs(false))
+
+func buildToolSpecs(withDiagnosis bool) []llm.Tool {
 	tools := []llm.Tool{
 		{Name: ToolSearch, Description: "Search the knowledge base of frameworks, papers and essays. Returns ranked entities with their citation tokens.",
 			Parameters: schema(`{"type":"object","properties":{"query":{"type":"string","description":"What to look for, in plain words"},"type":{"type":"string","enum":["framework","paper","blog"]},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["query"]}`)},
@@ -59,9 +72,16 @@ func toolSpecs(withDiagnosis bool) []llm.Tool {
 type toolbox struct {
 	s *Service
 	// retrieved keeps every entity the tools returned, in first-seen
-	// order, with the best retrieval relevance seen.
-	retrieved map[assistant.Token]*retrievedEntity
-	order     []assistant.Token
+	// order, with the best retrieval relevance seen. A turn retrieves a
+	// few dozen at most, so it is searched in order (found) rather than
+	// indexed by a map.
+	retrieved []retrievedEntity
+	// hits is the evidence the verifier holds uncited claims against:
+	// the retrieved entities, with their applications.
+	hits []assistant.Entity
+	// extended holds the entities withApplications extended this turn
+	// (applied is complete by then: the tools have run).
+	extended []extendedEntity
 	// vertical is the request's vertical ("" when the caller gave none).
 	vertical string
 	// scope is the turn's question assessed against the scope rule.
@@ -77,19 +97,43 @@ type toolbox struct {
 	diagnosisBand string
 }
 
+// toolboxes keeps the toolboxes of finished turns, whose slices the next
+// turns fill again: a turn's entities are a few hundred bytes each, and
+// growing the slices afresh was several KB of every turn.
+var toolboxes = sync.Pool{New: func() any { return &toolbox{} }}
+
+// release forgets the turn (its entities are the knowledge snapshot's,
+// which must not be kept alive by an idle toolbox) and keeps tb for
+// another. Nothing of the turn may refer to tb or its slices after it.
+func (tb *toolbox) release() {
+	clear(tb.retrieved)
+	clear(tb.hits)
+	clear(tb.extended)
+	*tb = toolbox{retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0]}
+	toolboxes.Put(tb)
+}
+
 type retrievedEntity struct {
 	entity assistant.Entity
 	score  float64 // relevance 0..1 within its search, 1 for a direct read
 }
 
 func (tb *toolbox) remember(e assistant.Entity, score float64) {
-	t := e.Token()
-	if r, ok := tb.retrieved[t]; ok {
+	if r := tb.found(e.Token()); r != nil {
 		r.score = max(r.score, score)
 		return
 	}
-	tb.retrieved[t] = &retrievedEntity{entity: e, score: score}
-	tb.order = append(tb.order, t)
+	tb.retrieved = append(tb.retrieved, retrievedEntity{entity: e, score: score})
+}
+
+// found returns the entity of token t the tools returned this turn, or nil.
+func (tb *toolbox) found(t assistant.Token) *retrievedEntity {
+	for i := range tb.retrieved {
+		if r := &tb.retrieved[i]; r.entity.Slug == t.Slug && r.entity.Type == t.Type {
+			return r
+		}
+	}
+	return nil
 }
 
 // run executes one call and returns its JSON result and the trace
@@ -151,22 +195,25 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	if err != nil {
 		return "", "", "", err
 	}
-	res := SearchResult{Query: a.Query, Hits: []SearchHit{}, Scope: tb.scope}
+	res := SearchResult{Query: a.Query, Hits: make([]SearchHit, 0, len(hits)), Scope: tb.scope}
 	top := 0.0
 	if len(hits) > 0 {
 		top = hits[0].Score
 	}
-	var names []string
+	names := make([]string, 0, min(3, len(hits)))
 	for _, h := range hits {
 		rel := 0.0
 		if top > 0 {
 			rel = h.Score / top
 		}
 		tb.remember(h.Entity, rel)
-		res.Hits = append(res.Hits, SearchHit{Token: h.Entity.Token().String(), Title: h.Entity.Title,
+		token := h.Entity.Token().String()
+		res.Hits = append(res.Hits, SearchHit{Token: token, Title: h.Entity.Title,
 			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel),
 			Imported: h.Entity.Origin == assistant.OriginImported})
-		names = append(names, h.Entity.Token().String())
+		if len(names) < 3 {
+			names = append(names, token)
+		}
 	}
 	res.Coverage, res.Missing = coverage(a.Query, hits, tb.s.terms.terms)
 	// The workspace's own knowledge is in scope by definition (D29): a
@@ -179,7 +226,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	res.Scope = tb.scope
 	summary := fmt.Sprintf("%d results", len(hits))
 	if len(names) > 0 {
-		summary += ": " + strings.Join(names[:min(3, len(names))], ", ")
+		summary += ": " + strings.Join(names, ", ")
 	}
 	input := fmt.Sprintf("query=%q", a.Query)
 	if q.Type != "" {
@@ -199,11 +246,12 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 // least one hit, and the words found in none. terms gives the analysed
 // text of an entity (Service.terms).
 func coverage(query string, hits []assistant.SearchResult, terms func(assistant.Entity) map[string]bool) (float64, []string) {
-	var words, stems []string
-	seen := map[string]bool{}
+	// A query has a few words: they are kept on the stack and deduplicated
+	// by search rather than with a set.
+	var wordsBuf, stemsBuf [16]string
+	words, stems := wordsBuf[:0], stemsBuf[:0]
 	for _, w := range textproc.Words(query) {
-		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !seen[st] {
-			seen[st] = true
+		if st := textproc.Stem(w); !textproc.IsStopWord(w) && !slices.Contains(stems, st) {
 			words, stems = append(words, w), append(stems, st)
 		}
 	}
@@ -235,8 +283,31 @@ func (tb *toolbox) withApplications(e assistant.Entity) assistant.Entity {
 	if len(extra) == 0 {
 		return e
 	}
-	e.KeyIdeas = append(slices.Clone(e.KeyIdeas), extra...)
+	// The hits and the cited entities are mostly the same entities, read
+	// from one snapshot: their key ideas are one list, extended once.
+	for _, done := range tb.extended {
+		if done.entity.Slug == e.Slug && done.entity.Type == e.Type && sameList(done.own, e.KeyIdeas) {
+			e.KeyIdeas = done.entity.KeyIdeas
+			return e
+		}
+	}
+	own := e.KeyIdeas
+	e.KeyIdeas = slices.Concat(e.KeyIdeas, extra)
+	tb.extended = append(tb.extended, extendedEntity{own, e})
 	return e
+}
+
+// extendedEntity is an entity with its applications added to its key
+// ideas (own).
+type extendedEntity struct {
+	own    []string
+	entity assistant.Entity
+}
+
+// sameList reports whether a and b are the same list: the same elements
+// in the same storage (so that they are equal without comparing them).
+func sameList(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {
@@ -254,12 +325,21 @@ func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, st
 		return encode(EntityResult{Token: t.String()}), input, "not found", nil
 	}
 	tb.remember(e, 0) // reading an entity says nothing about its relevance
+	summary := e.Title + " (" + strconv.Itoa(len(e.KeyIdeas)) + " key ideas)"
+	if e.Token() != t { // asked for by an alias: the answer names the token asked for
+		return encode(entityResult(t, e)), input, summary, nil
+	}
+	return tb.s.entityResults.of(e), input, summary, nil
+}
+
+// entityResult is get_entity's answer when token t finds e.
+func entityResult(t assistant.Token, e assistant.Entity) EntityResult {
 	res := EntityResult{Token: t.String(), Found: true, Title: e.Title, Authors: e.Authors, Year: e.Year, Summary: e.Summary,
 		KeyIdeas: e.KeyIdeas, WhenToUse: e.WhenToUse, Pitfalls: e.Pitfalls, Archetypes: e.Archetypes}
 	for _, r := range e.Related {
 		res.Related = append(res.Related, r.String())
 	}
-	return encode(res), input, fmt.Sprintf("%s (%d key ideas)", e.Title, len(e.KeyIdeas)), nil
+	return res
 }
 
 func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string, string, error) {
@@ -322,15 +402,16 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 			if err != nil {
 				continue
 			}
-			passages := append([]string{app.Application}, app.FirstSteps...)
+			if tb.applied == nil {
+				tb.applied = map[assistant.Token][]string{}
+			}
+			passages := append(tb.applied[t], app.Application)
+			passages = append(passages, app.FirstSteps...)
 			passages = append(passages, app.Metrics...)
 			if i == 0 {
 				passages = append(passages, res.Metrics...)
 			}
-			if tb.applied == nil {
-				tb.applied = map[assistant.Token][]string{}
-			}
-			tb.applied[t] = append(tb.applied[t], passages...)
+			tb.applied[t] = passages
 		}
 	}
 	return encode(res), input, g.Summary(), nil
@@ -356,13 +437,26 @@ type Plan struct {
 	Citations    []assistant.Token
 }
 
+// firstSentences is the first n sentences of s, joined by a space (s
+// itself when it has no more).
 func firstSentences(s string, n int) string {
-	parts := textproc.Sentences(s)
-	if len(parts) <= n {
+	parts := textproc.SharedSentences(s)
+	switch {
+	case len(parts) <= n:
 		return s
+	case n == 1:
+		return parts[0]
+	case n == 2:
+		// A search hit's summary: an entity's, so the memo is bounded by
+		// the knowledge base.
+		return leadingPairs.Get(s, func(string) string { return parts[0] + " " + parts[1] })
 	}
 	return strings.Join(parts[:n], " ")
 }
+
+// leadingPairs remembers the first two sentences of the summaries search
+// hits show.
+var leadingPairs = memo.Bounded[string, string]{Max: maxRememberedEntities}
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -42,6 +43,27 @@ type Service struct {
 	terms termMemo
 	// specific knows how specific each word is to the knowledge base.
 	specific specificity
+	// prompts remembers the system prompt of each (mode, vertical): a
+	// persona's prompt depends on nothing else, and Personas does not
+	// change once the service answers.
+	prompts sync.Map // promptKey -> string
+	// entityResults remembers get_entity's answer for each entity.
+	entityResults entityResultMemo
+}
+
+type promptKey struct{ mode, vertical string }
+
+// systemPrompt is persona.SystemPrompt(vertical), composed once per mode
+// and vertical (a vertical is one of the catalog's or "", so the keys are
+// few).
+func (s *Service) systemPrompt(mode string, persona Persona, vertical string) string {
+	key := promptKey{mode, vertical}
+	if p, ok := s.prompts.Load(key); ok {
+		return p.(string)
+	}
+	p := persona.SystemPrompt(vertical)
+	s.prompts.Store(key, p)
+	return p
 }
 
 // Request is one turn as the API received it, validated.
@@ -130,20 +152,25 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 		return Response{}, nil, err
 	}
 	reading.Unknown = unknown
-	tb := &toolbox{s: s, retrieved: map[assistant.Token]*retrievedEntity{}, vertical: req.Vertical,
+	tb := toolboxes.Get().(*toolbox)
+	defer tb.release()
+	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0], vertical: req.Vertical,
 		scope: reading.Scope, question: req.Message}
-	messages := []llm.Message{{Role: llm.RoleSystem, Content: persona.SystemPrompt(req.Vertical)}}
+	maxHops := s.MaxHops
+	if maxHops <= 0 {
+		maxHops = 6
+	}
+	// Room for the system prompt, the history, the question, and a call
+	// and its result per hop as the builtin model makes them.
+	messages := make([]llm.Message, 0, len(req.History)+2+2*maxHops)
+	messages = append(messages, llm.Message{Role: llm.RoleSystem, Content: s.systemPrompt(req.Mode, persona, req.Vertical)})
 	for _, h := range req.History {
 		messages = append(messages, llm.Message{Role: h.Role, Content: h.Content})
 	}
 	messages = append(messages, llm.Message{Role: llm.RoleUser, Content: req.Message})
 
-	maxHops := s.MaxHops
-	if maxHops <= 0 {
-		maxHops = 6
-	}
 	tools := toolSpecs(s.Diagnoser != nil && slices.Contains(persona.Tools, ToolDiagnose))
-	trace := []TraceItem{}
+	trace := make([]TraceItem, 0, maxHops)
 	var answer string
 	for round := 0; ; round++ {
 		offered := tools
@@ -201,6 +228,9 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	now := s.Now()
 	id := s.NewID()
 	var citations []assistant.CitationEvent
+	if len(cited) > 0 {
+		citations = make([]assistant.CitationEvent, 0, len(cited))
+	}
 	for _, t := range cited {
 		citations = append(citations, assistant.CitationEvent{ResponseID: id, Workspace: req.Workspace, Source: req.Source, Token: t, At: now})
 	}
@@ -268,13 +298,17 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// it), with the catalog's application of each diagnosed framework.
 	var hits []assistant.Entity
 	if tb.scope.InScope {
-		for _, t := range tb.order {
-			hits = append(hits, tb.withApplications(tb.retrieved[t].entity))
+		for _, r := range tb.retrieved {
+			tb.hits = append(tb.hits, tb.withApplications(r.entity))
 		}
+		hits = tb.hits
 	}
-	evidence := make(map[assistant.Token]assistant.Entity, len(found))
-	for t, e := range found {
-		evidence[t] = tb.withApplications(e)
+	evidence := found // the usual case: the turn applied no framework
+	if len(tb.applied) > 0 {
+		evidence = make(map[assistant.Token]assistant.Entity, len(found))
+		for t, e := range found {
+			evidence[t] = tb.withApplications(e)
+		}
 	}
 	// The verifier sees the original text, so a claim carrying an
 	// invented token is judged unsupported; the client never sees the
@@ -308,7 +342,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	for _, t := range cited {
 		e, ok := found[t]
 		score := 0.0
-		if r, seen := tb.retrieved[t]; seen {
+		if r := tb.found(t); r != nil {
 			score, e, ok = r.score, r.entity, true
 		}
 		if !ok {
@@ -329,11 +363,25 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 // the end of a line or around the text.
 func tidy(s string) string {
 	s = collapseBlanks(dropSpaceBeforePunct(s))
+	if !blankAtLineEnd(s) { // the usual case: nothing to trim but the ends
+		return strings.TrimSpace(s)
+	}
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// blankAtLineEnd reports whether a line of s other than the last ends
+// with a space or a tab.
+func blankAtLineEnd(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '\n' && (s[i-1] == ' ' || s[i-1] == '\t') {
+			return true
+		}
+	}
+	return false
 }
 
 // dropSpaceBeforePunct removes every run of spaces that comes right before

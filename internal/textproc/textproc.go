@@ -141,7 +141,13 @@ var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
 // summaries are split again and again, by every turn that reads them. The
 // slice returned is the caller's own.
 func Sentences(text string) []string {
-	return slices.Clone(sentenceSplits.Get(text, splitSentences))
+	return slices.Clone(SharedSentences(text))
+}
+
+// SharedSentences is Sentences(text) without the copy: the slice may be
+// the memo's own, shared by every caller, who must only read it.
+func SharedSentences(text string) []string {
+	return sentenceSplits.Get(text, splitSentences)
 }
 
 var sentenceSplits = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.1), Size: listBytes}

@@ -58,7 +58,8 @@ func EvidenceScore(claim string, evidence []string) float64 {
 	for _, s := range evidence {
 		ev.add(s, 0)
 	}
-	return probability(ev.features(claim).x)
+	f := ev.features(claim)
+	return probability(f.x[:])
 }
 
 // WiCEResult is the D26 report of `assistant eval verify` on a WiCE file.

@@ -73,7 +73,7 @@ func WiCEFeatures(rows []WiCERow) FeatureMatrix {
 			ev.add(s, 0)
 		}
 		f := ev.features(r.Claim)
-		m.x = append(m.x, f.x)
+		m.x = append(m.x, f.x[:])
 		m.missNum = append(m.missNum, f.x[fMissNum] > 0)
 		label := 0.0
 		if r.Label == "supported" {

@@ -492,28 +492,13 @@ func inAny(post []int, idx []int) bool {
 	return false
 }
 
-// cover is the weighted share of the claim's terms (posts, weighted by
-// ws) found in the union of the passages idx.
-func cover(posts [][]int, ws []float64, total float64, idx ...int) float64 {
-	if total == 0 {
-		return 0
-	}
-	got := 0.0
-	for i, post := range posts {
-		if inAny(post, idx) {
-			got += ws[i]
-		}
-	}
-	return got / total
-}
-
 // allFeatures makes features compute every feature, those the model does
 // not use included (for fitting).
 var allFeatures = false
 
 // features of a claim against evidence, in the order of modelWeights.
 type features struct {
-	x     []float64
+	x     [nFeatures]float64
 	terms int   // content terms of the claim
 	best  []int // the passages that support the claim best
 	top   int   // the passage of best that holds most of the claim, -1 when none
@@ -606,7 +591,7 @@ func (ev *evidence) features(claim string) features {
 	// coverage is measured against at least minClaimWeight.
 	s.total = max(s.total, minClaimWeight)
 	s.windows()
-	f := features{x: make([]float64, nFeatures), terms: len(c.terms)}
+	f := features{terms: len(c.terms)}
 	for i, feat := range featureSet {
 		if allFeatures || modelWeights[i] != 0 || alwaysComputed[i] {
 			f.x[i] = feat.compute(s)
@@ -640,16 +625,25 @@ func (s *scoring) windows() {
 // bestWindow is the weighted coverage of the claim by its best passage or
 // window of two neighbouring passages of one source.
 func (s *scoring) bestWindow() float64 {
-	bestScore, best := -1.0, []int{}
+	// The best window is its last passage (end) and whether it is a pair;
+	// its list is made once, at the end.
+	bestScore, end, pair := -1.0, -1, false
 	for i := range s.single {
 		if sc := s.single[i] / s.total; sc > bestScore {
-			bestScore, best = sc, []int{i}
+			bestScore, end, pair = sc, i, false
 		}
 		if i > 0 && s.ev.group[i] == s.ev.group[i-1] {
 			if sc := s.pair[i] / s.total; sc > bestScore+1e-9 {
-				bestScore, best = sc, []int{i - 1, i}
+				bestScore, end, pair = sc, i, true
 			}
 		}
+	}
+	best := []int{}
+	switch {
+	case pair:
+		best = []int{end - 1, end}
+	case end >= 0:
+		best = []int{end}
 	}
 	s.best = best
 	for _, i := range best {
@@ -671,11 +665,15 @@ func (s *scoring) plainCover() float64 {
 	if len(s.best) == 0 || len(s.claim.terms) == 0 {
 		return 0
 	}
-	ones := make([]float64, len(s.claim.terms))
-	for i := range ones {
-		ones[i] = 1
+	// The share of the claim's terms found in the best window, each term
+	// weighing 1 (as a sum of weights of one would: such a sum is exact).
+	got := 0
+	for _, post := range s.posts {
+		if inAny(post, s.best) {
+			got++
+		}
 	}
-	return cover(s.posts, ones, float64(len(s.claim.terms)), s.best...)
+	return float64(got) / float64(len(s.claim.terms))
 }
 
 // greedyCover is the weighted coverage reached by up to three passages

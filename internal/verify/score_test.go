@@ -27,12 +27,12 @@ func TestEvidenceFeatures(t *testing.T) {
 		ev.add(s, 0)
 	}
 	f := ev.features("The Tozzer library opened in Cambridge and holds 260,000 volumes.")
-	if f.x[fMissNum] != 0 || f.x[fMissName] != 0 || f.x[fBest] < 0.99 || probability(f.x) < DefaultThreshold {
-		t.Errorf("supported claim: %v, p %.3f", f.x, probability(f.x))
+	if f.x[fMissNum] != 0 || f.x[fMissName] != 0 || f.x[fBest] < 0.99 || probability(f.x[:]) < DefaultThreshold {
+		t.Errorf("supported claim: %v, p %.3f", f.x, probability(f.x[:]))
 	}
 	f = ev.features("The Tozzer library holds over 360,000 volumes.")
-	if f.x[fMissNum] != 1 || probability(f.x) > missingNumberCap {
-		t.Errorf("wrong number: %v, p %.3f", f.x, probability(f.x))
+	if f.x[fMissNum] != 1 || probability(f.x[:]) > missingNumberCap {
+		t.Errorf("wrong number: %v, p %.3f", f.x, probability(f.x[:]))
 	}
 	f = ev.features("The Tozzer library opened in Boston in 1870.")
 	if f.x[fMissName] != 1 {

@@ -141,8 +141,6 @@ func trimListMarker(line string) string {
 	}
 }
 
-var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
-
 // SplitClaims splits an answer into claims: every assertive sentence or
 // list item, cited or not (D29): an uncited sentence of advice is a claim
 // too, checked against the knowledge the turn retrieved. Headings,
@@ -150,22 +148,24 @@ var tokenPattern = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 // four words are not claims.
 func SplitClaims(text string) []Claim {
 	var claims []Claim
-	for _, line := range strings.Split(text, "\n") {
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		line = trimListMarker(line)
 		line = strings.ReplaceAll(line, "**", "")
-		for _, s := range textproc.Sentences(line) {
+		for _, s := range textproc.SharedSentences(line) {
 			c := Claim{Text: s}
-			for _, m := range tokenPattern.FindAllStringSubmatch(s, -1) {
-				t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
+			eachToken(s, func(typ, slug string) {
+				t := assistant.Token{Type: assistant.EntityType(typ), Slug: slug}
 				if !slices.Contains(c.Citations, t) {
 					c.Citations = append(c.Citations, t)
 				}
-			}
-			bare := strings.TrimSpace(tokenPattern.ReplaceAllString(s, ""))
+			})
+			bare := strings.TrimSpace(withoutTokens(s))
 			end := strings.TrimRight(bare, "\"'”’)")
 			if textproc.WordCount(bare) < 4 || strings.HasSuffix(end, "?") || strings.HasSuffix(end, ":") {
 				continue
@@ -199,7 +199,7 @@ func (c *Checker) Check(text string, cited map[assistant.Token]assistant.Entity,
 
 // CheckClaims verifies already split claims.
 func (c *Checker) CheckClaims(claims []Claim, cited map[assistant.Token]assistant.Entity, hits []assistant.Entity) Confidence {
-	conf := Confidence{Verdicts: []Verdict{}}
+	conf := Confidence{Verdicts: make([]Verdict, 0, len(claims))}
 	index := evidenceIndex{}
 	for _, cl := range claims {
 		v := c.checkClaim(cl, cited, hits, index)
@@ -217,9 +217,7 @@ func (c *Checker) CheckClaims(claims []Claim, cited map[assistant.Token]assistan
 }
 
 func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entity, hits []assistant.Entity, index evidenceIndex) Verdict {
-	v := Verdict{Claim: tokenPattern.ReplaceAllString(cl.Text, ""), Citations: []string{}}
-	v.Claim = strings.Join(strings.Fields(v.Claim), " ")
-	v.Claim = strings.ReplaceAll(v.Claim, " .", ".")
+	v := Verdict{Claim: claimText(cl.Text), Citations: make([]string, 0, len(cl.Citations))}
 	for _, t := range cl.Citations {
 		v.Citations = append(v.Citations, t.String())
 	}
@@ -229,7 +227,8 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		v.Status, v.Basis, v.Reason = Unsupported, NoEvidence, "cites a source that is not in the knowledge base"
 		return v
 	}
-	var sources []assistant.Entity
+	var buf [2]assistant.Entity // most claims cite one or two sources
+	sources := buf[:0]
 	for _, t := range cl.Citations {
 		sources = append(sources, cited[t])
 	}
@@ -262,7 +261,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 	for _, e := range sources {
 		ev := index.evidence(e)
 		f := ev.features(v.Claim)
-		p := probability(f.x)
+		p := probability(f.x[:])
 		// A phrase quoted word for word from the source supports the
 		// claim when what the claim says around it holds too (or is too
 		// short to say anything, and uses no rare word, name or number the
@@ -270,7 +269,7 @@ func (c *Checker) checkClaim(cl Claim, cited map[assistant.Token]assistant.Entit
 		if q, i := ev.quoted(facts); q {
 			rest := ev.features(facts.rest)
 			if rest.x[fMissName] == 0 && rest.x[fMissNum] == 0 && rest.x[fMissWeight] < 0.9 &&
-				(rest.terms < 3 || probability(rest.x) >= c.Threshold) {
+				(rest.terms < 3 || probability(rest.x[:]) >= c.Threshold) {
 				p, f.best, f.top = max(p, 1), []int{i}, i
 				f.x[fBest] = max(f.x[fBest], 1)
 			}
@@ -368,6 +367,45 @@ const maxRememberedEntities = 20_000
 type entityBases struct {
 	bases sync.Map // assistant.Token -> *entityBase
 	n     atomic.Int64
+	// variants remembers the variants of the bases (variantOf): a turn's
+	// applications of a framework come from the catalog, one set per
+	// archetype and vertical, so the same variants recur across turns.
+	variants sync.Map // variantKey -> *variantEntry
+	nv       atomic.Int64
+}
+
+// maxRememberedVariants bounds entityBases.variants: a variant holds
+// its passages' texts, locations and groups, a few KB at most.
+const maxRememberedVariants = 2048
+
+// variantKey names a variant by its base and the first and last of its
+// inserted passages; the entry holds all of them, compared on lookup.
+type variantKey struct {
+	base            *evidence
+	at, keyIdeas, n int
+	first, last     string
+}
+
+type variantEntry struct {
+	extra []string
+	ev    *evidence
+}
+
+// variant is variantOf(base, at, keyIdeas, extra), remembered.
+func (m *entityBases) variant(base *evidence, at, keyIdeas int, extra []string) *evidence {
+	key := variantKey{base, at, keyIdeas, len(extra), extra[0], extra[len(extra)-1]}
+	if v, ok := m.variants.Load(key); ok {
+		if entry := v.(*variantEntry); slices.Equal(entry.extra, extra) {
+			return entry.ev
+		}
+	}
+	ev := variantOf(base, at, keyIdeas, extra)
+	if m.nv.Add(1) > maxRememberedVariants {
+		m.variants.Clear()
+		m.nv.Store(1)
+	}
+	m.variants.Store(key, &variantEntry{slices.Clone(extra), ev})
+	return ev
 }
 
 // entityBase is the evidence of source; neither is modified once stored.
@@ -395,7 +433,7 @@ func (m *entityBases) of(e assistant.Entity) *evidence {
 			if k == len(e.KeyIdeas) {
 				return b.ev
 			}
-			return variantOf(b.ev, 1+len(textproc.Sentences(e.Summary))+k, k, e.KeyIdeas[k:])
+			return m.variant(b.ev, 1+len(textproc.SharedSentences(e.Summary))+k, k, e.KeyIdeas[k:])
 		}
 	}
 	ev := buildEvidence(e)
