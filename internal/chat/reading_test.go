@@ -36,6 +36,8 @@ func TestReadScope(t *testing.T) {
 		{"Write me a resume summary for LinkedIn, I run a small bakery and want a job in operations.", false, "job-application"},
 		{"A driver hurt his back loading the truck and mentions a workers comp claim; what are my legal obligations?", false, "health"},
 		{"An employee was rude to customers three times; can we legally fire him in Ohio?", false, "law"},
+		{"One of our packers cut her hand on the line. How should we treat the wound, and what do we report?", false, "health"},
+		{"A cook burned his arm on the fryer during the rush; what first aid should the shift lead give?", false, "health"},
 		{"Do we need a signed DPA with each of our EU customers under GDPR, and what must it contain?", false, "law"},
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
 		{"A furious customer says the order arrived damaged and wants a full refund. What do we do?", true, ""},

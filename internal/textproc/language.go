@@ -89,13 +89,15 @@ func TranslateBusinessWords(text string) []string {
 var glossary = func() map[string]string {
 	lists := map[string]string{
 		"sales":        "ventas venta ventes vente umsatz verkauf verkäufe vendite vendas verkoop",
-		"customers":    "clientes cliente clients kunden kunde klanten klant",
+		"customers":    "clientes cliente clients client kunden kunde klanten klant",
 		"prices":       "precio precios prix preis preise prezzo prezzi preço preços prijs prijzen",
 		"costs":        "costos costes coûts kosten costi custos",
 		"profit":       "ganancias beneficios beneficio bénéfice bénéfices gewinn profitto lucro winst",
 		"cash":         "dinero efectivo argent trésorerie geld liquidität soldi dinheiro",
 		"staff":        "empleados personal employés personnel mitarbeiter dipendenti funcionários medewerkers",
-		"orders":       "pedidos commandes bestellungen aufträge ordini encomendas bestellingen",
+		"orders":       "pedidos pedido commandes commande bestellungen bestellung aufträge auftrag ordini ordine encomendas encomenda bestellingen bestelling",
+		"angry":        "enojado enojada enfadado enfadada furioso furiosa colère furieux furieuse fâché fâchée wütend verärgert arrabbiato arrabbiata irritado irritada bravo brava boos",
+		"damaged":      "roto rota dañado dañada cassé cassée cassés abîmé abîmée endommagé endommagée kaputt beschädigt rotto rotta danneggiato danneggiata quebrado quebrada danificado danificada kapot beschadigd",
 		"team":         "equipo équipe squadra equipe",
 		"business":     "negocio empresa entreprise unternehmen firma azienda negócio bedrijf",
 		"hiring":       "contratar contratación embaucher recrutement einstellen assumere contratação",
