@@ -43,6 +43,11 @@ type analysis struct {
 	key   string   // its words without citation tokens: how it is matched with what was already said
 	words int      // its number of words
 	terms []string // its distinct stems, in order of first use
+	// history is whether, as a sentence of a summary, it tells the work's
+	// history or provenance rather than anything to act on (sentences):
+	// worked out once per text, since the regexps cost more than the rest
+	// of the analysis.
+	history bool
 }
 
 // analyses remembers analyse's results: every turn analyses again the
@@ -54,7 +59,8 @@ var analyses = texts[*analysis](20_000, 4096, 0.1, 4) // the text, its key and i
 // must not be modified.
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
-		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text)}
+		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
+			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text)}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
@@ -75,18 +81,21 @@ func normaliseText(s string) string {
 // it is for, the sentences of its summary (not the first, which names the
 // work), and its pitfalls.
 func sentences(e *entityResult) []sentence {
-	var out []sentence
+	summary := textproc.SharedSentences(e.Summary) // read, never modified
+	out := make([]sentence, 0, len(e.KeyIdeas)+len(e.WhenToUse)+len(summary)+len(e.Pitfalls))
+	addOne := func(kind, s string) {
+		s = strings.TrimSpace(s)
+		if a := analyse(s); a.words >= 5 && !(kind == "summary" && a.history) {
+			out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind})
+		}
+	}
 	add := func(kind string, list []string) {
 		for _, s := range list {
-			s = strings.TrimSpace(s)
-			if a := analyse(s); a.words >= 5 {
-				out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind})
-			}
+			addOne(kind, s)
 		}
 	}
 	add("idea", e.KeyIdeas)
 	add("when", e.WhenToUse)
-	summary := textproc.Sentences(e.Summary)
 	if len(summary) > 1 && (len(e.KeyIdeas) > 0 || len(e.WhenToUse) > 0) {
 		summary = summary[1:]
 	}
@@ -95,7 +104,7 @@ func sentences(e *entityResult) []sentence {
 	// presents...") describes it, and one about where the idea came from
 	// ("popularised by...") tells its provenance: none helps anyone act,
 	// so all are left out.
-	add("summary", slices.DeleteFunc(summary, func(s string) bool { return yearPattern.MatchString(s) || aboutTheWork.MatchString(s) }))
+	add("summary", summary)
 	add("pitfall", e.Pitfalls)
 	return out
 }
