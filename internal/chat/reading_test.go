@@ -41,6 +41,7 @@ func TestReadScope(t *testing.T) {
 		{"Do we need a signed DPA with each of our EU customers under GDPR, and what must it contain?", false, "law"},
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
 		{"A furious customer says the order arrived damaged and wants a full refund. What do we do?", true, ""},
+		{"We have 300 help articles and many are out of date. How do we decide which to rewrite?", true, ""},
 		{"We want to fire a client who pays late every month and takes half of our support time.", true, ""},
 		{"Our clinic's patients wait six weeks for an appointment and the front desk is overwhelmed.", true, ""},
 	}
