@@ -28,11 +28,7 @@ func (s *Server) ResolveEncoded(ctx context.Context, body string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(out.Body)
-	return b.Bytes(), err
+	return encodeAsHuma(out.Body)
 }
 
 // SetMCPResponseLimit lowers the bound of /mcp answers.
@@ -49,11 +45,7 @@ func (s *Server) SearchEncoded(ctx context.Context, q string, limit int) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err = enc.Encode(out.Body)
-	return b.Bytes(), err
+	return encodeAsHuma(out.Body)
 }
 
 // ParseResolveBody reports whether a resolve body has the plain shape read
@@ -78,9 +70,14 @@ func (s *Server) PreviewEncoded(ctx context.Context, body string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	return encodeAsHuma(out.Body)
+}
+
+// encodeAsHuma encodes v as huma encodes an output body.
+func encodeAsHuma(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	err = enc.Encode(out.Body)
+	err := enc.Encode(v)
 	return b.Bytes(), err
 }

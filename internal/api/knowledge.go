@@ -220,18 +220,7 @@ func (s *Server) resolveJSON(ctx context.Context, in *resolveInput) (*resolveRaw
 	if r, ok := ctx.Value(rememberKey).(rememberedResolve); ok {
 		s.resolves.put(r.version, r.body, answer)
 	}
-	return &resolveRawOutput{Body: func(hc huma.Context) {
-		// In one write, with its length, from a pooled buffer.
-		buf := answerBuffers.Get().(*[]byte)
-		*buf = answer.appendTo((*buf)[:0])
-		hc.SetHeader("Content-Type", "application/json")
-		hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
-		hc.SetStatus(http.StatusOK)
-		_, _ = hc.BodyWriter().Write(*buf)
-		if cap(*buf) <= maxReusedBody {
-			answerBuffers.Put(buf)
-		}
-	}}, nil
+	return &resolveRawOutput{Body: func(hc huma.Context) { writeAssembled(hc, answer.appendTo) }}, nil
 }
 
 // marshalJSON encodes v as huma's JSON format does (no HTML escaping),

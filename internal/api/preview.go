@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -200,17 +199,11 @@ func (s *Server) previewJSON(ctx context.Context, in *previewInput) (*resolveRaw
 		s.previews.put(version, pair, pieces)
 	}
 	return &resolveRawOutput{Body: func(hc huma.Context) {
-		buf := answerBuffers.Get().(*[]byte)
-		b := append((*buf)[:0], pieces.head...)
-		b = appendPreviewMatch(b, p)
-		*buf = append(b, pieces.tail...)
-		hc.SetHeader("Content-Type", "application/json")
-		hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
-		hc.SetStatus(http.StatusOK)
-		_, _ = hc.BodyWriter().Write(*buf)
-		if cap(*buf) <= maxReusedBody {
-			answerBuffers.Put(buf)
-		}
+		writeAssembled(hc, func(b []byte) []byte {
+			b = append(b, pieces.head...)
+			b = appendPreviewMatch(b, p)
+			return append(b, pieces.tail...)
+		})
 	}}, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
 )
 
 // A resolve answer is a pure function of the request body and the
@@ -72,9 +74,23 @@ func (a *resolveAnswer) appendTo(b []byte) []byte {
 	return append(b, answerEnd...)
 }
 
-// answerBuffers are the buffers resolve answers are assembled in before
-// their one write; one larger than maxReusedBody is not kept.
+// answerBuffers are the buffers resolve and preview answers are assembled
+// in before their one write; one larger than maxReusedBody is not kept.
 var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeAssembled writes a 200 JSON answer that fill appends to an empty
+// pooled buffer, in one write with its Content-Length.
+func writeAssembled(hc huma.Context, fill func(b []byte) []byte) {
+	buf := answerBuffers.Get().(*[]byte)
+	*buf = fill((*buf)[:0])
+	hc.SetHeader("Content-Type", "application/json")
+	hc.SetHeader("Content-Length", strconv.Itoa(len(*buf)))
+	hc.SetStatus(http.StatusOK)
+	_, _ = hc.BodyWriter().Write(*buf)
+	if cap(*buf) <= maxReusedBody {
+		answerBuffers.Put(buf)
+	}
+}
 
 // get returns the remembered answer to body at version.
 func (m *resolveMemo) get(version int64, body []byte) (*resolveAnswer, bool) {
