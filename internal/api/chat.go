@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -253,8 +254,14 @@ func allowKey(ctx context.Context, lim assistant.Limiter, key assistant.APIKey, 
 // answers are written the same way.
 func jsonAnswer(v any) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		hctx.SetHeader("Content-Type", "application/json")
-		json.NewEncoder(hctx.BodyWriter()).Encode(v)
+		// Encoded whole into a pooled buffer, then written at once with its
+		// length: a turn's answer is tens of kilobytes, which the response
+		// writer would otherwise send in chunks.
+		writeAssembled(hctx, func(b []byte) []byte {
+			buf := bytes.NewBuffer(b)
+			json.NewEncoder(buf).Encode(v)
+			return buf.Bytes()
+		})
 	}}
 }
 

@@ -48,6 +48,10 @@ type analysis struct {
 	// worked out once per text, since the regexps cost more than the rest
 	// of the analysis.
 	history bool
+	// action is whether it opens with a verb of advice (persona.IsAction),
+	// worked out once per text: every section's pick asks it of every
+	// sentence read.
+	action bool
 }
 
 // analyses remembers analyse's results: every turn analyses again the
@@ -60,7 +64,7 @@ var analyses = texts[*analysis](20_000, 4096, 0.1, 4) // the text, its key and i
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
-			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text)}
+			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text)}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
@@ -272,7 +276,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 				}
 			}
 			s.score = important / (1 + 0.05*float64(len(s.terms)))
-			action := s.kind == "step" || persona.IsAction(s.text)
+			action := s.kind == "step" || s.analysis.action
 			if rule.actionsOnly && !action {
 				continue
 			}
