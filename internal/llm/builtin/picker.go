@@ -36,12 +36,6 @@ type sentence struct {
 	follows string
 	score   float64
 	strong  bool // shares at least minOverlap with the question
-	// overlap and important are what the sentence shares with the
-	// question, by the terms' weights and by their importance, and avoided
-	// how many of its terms are of what was tried: the same for every
-	// section, so worked out once per answer (picker.weigh).
-	overlap, important float64
-	avoided            int
 }
 
 // analysis is what the picker compares of a text.
@@ -221,33 +215,8 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 			}
 		}
 	}
-	for i := range list {
-		p.weigh(&list[i])
-	}
 	p.analysed[e.Token] = list
 	return list
-}
-
-// weigh works out what a sentence shares with the question (sentence's
-// overlap, important and avoided).
-func (p *picker) weigh(s *sentence) {
-	for _, term := range s.terms {
-		s.overlap += p.terms[term]
-		s.important += p.importance[term]
-		if p.avoid[term] {
-			s.avoided++
-		}
-	}
-	// A question's word the sentence says in the knowledge base's own
-	// words ("economic buyer" for "CFO") counts for part.
-	for _, k := range p.related {
-		if !slices.Contains(s.terms, k.Stem) && slices.ContainsFunc(k.Related, func(phrase []string) bool {
-			return !slices.ContainsFunc(phrase, func(st string) bool { return !slices.Contains(s.terms, st) })
-		}) {
-			s.overlap += relatedCredit * p.terms[k.Stem]
-			s.important += relatedCredit * p.importance[k.Stem]
-		}
-	}
 }
 
 // best returns up to n sentences of the given kinds from the entities,
@@ -285,10 +254,28 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
 				continue
 			}
-			if s.avoided >= 2 {
+			overlap, important, avoided := 0.0, 0.0, 0
+			for _, term := range s.terms {
+				overlap += p.terms[term]
+				important += p.importance[term]
+				if p.avoid[term] {
+					avoided++
+				}
+			}
+			if avoided >= 2 {
 				continue // about what was tried
 			}
-			s.score = s.important / (1 + 0.05*float64(len(s.terms)))
+			// A question's word the sentence says in the knowledge base's
+			// own words ("economic buyer" for "CFO") counts for part.
+			for _, k := range p.related {
+				if !slices.Contains(s.terms, k.Stem) && slices.ContainsFunc(k.Related, func(phrase []string) bool {
+					return !slices.ContainsFunc(phrase, func(st string) bool { return !slices.Contains(s.terms, st) })
+				}) {
+					overlap += relatedCredit * p.terms[k.Stem]
+					important += relatedCredit * p.importance[k.Stem]
+				}
+			}
+			s.score = important / (1 + 0.05*float64(len(s.terms)))
 			action := s.kind == "step" || s.analysis.action
 			if rule.actionsOnly && !action {
 				continue
@@ -296,7 +283,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if rule.actions && action {
 				s.score += 1
 			}
-			s.strong = s.overlap >= rule.least
+			s.strong = overlap >= rule.least
 			if !s.strong && !(rule.loose && i == 0) {
 				continue
 			}
