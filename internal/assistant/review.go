@@ -83,6 +83,19 @@ type Review struct {
 	Verdicts  []byte
 }
 
+// JSONColumns returns Trace, Knowledge and Verdicts as the text the stores
+// keep, each the empty JSON value of its kind ("[]", "[]", "{}") when it
+// is empty.
+func (r Review) JSONColumns() (trace, knowledge, verdicts string) {
+	text := func(b []byte, empty string) string {
+		if len(b) == 0 {
+			return empty
+		}
+		return string(b)
+	}
+	return text(r.Trace, "[]"), text(r.Knowledge, "[]"), text(r.Verdicts, "{}")
+}
+
 // Surfaces of turns that have no API route.
 const (
 	ReviewSurfaceAsync      = "async"

@@ -54,11 +54,12 @@ func (s *DB) SetReviewSetting(ctx context.Context, workspace string, rs assistan
 // read, and one that starts later waits for this insert, so its deletion
 // sees the new row.
 func (s *DB) KeepReview(ctx context.Context, r assistant.Review) (bool, error) {
+	trace, knowledge, verdicts := r.JSONColumns()
 	tag, err := s.pool.Exec(ctx, `INSERT INTO reviews (id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts)
 		SELECT $1, workspace, $2::timestamptz, $2::timestamptz + make_interval(days => retention_days), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
 		FROM review_settings WHERE workspace = $13 AND enabled FOR SHARE`,
 		r.ID, ts(r.At), r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
-		jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}"), r.Workspace)
+		trace, knowledge, verdicts, r.Workspace)
 	if pgCode(err) == uniqueViolation {
 		return false, assistant.Errorf(assistant.EConflict, "review %q exists", r.ID)
 	}
@@ -68,17 +69,17 @@ func (s *DB) KeepReview(ctx context.Context, r assistant.Review) (bool, error) {
 	return tag.RowsAffected() == 1, nil
 }
 
-// jsonText is b as text, or empty when b is.
-func jsonText(b []byte, empty string) string {
-	if len(b) == 0 {
-		return empty
-	}
-	return string(b)
+// reviewSummaryColumns are the columns of a kept turn that its list
+// shows, read into reviewSummaryFields.
+const reviewSummaryColumns = `id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer`
+
+func reviewSummaryFields(r *assistant.Review) []any {
+	return []any{&r.ID, &r.Workspace, &r.At, &r.ExpiresAt, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer}
 }
 
 // Reviews implements assistant.ReviewStore.
 func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offset, limit int) ([]assistant.Review, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer
+	rows, err := s.pool.Query(ctx, `SELECT `+reviewSummaryColumns+`
 		FROM reviews WHERE workspace = $1 AND expires_at > $2 ORDER BY at DESC, id DESC LIMIT $3 OFFSET $4`,
 		workspace, ts(now), limit, offset)
 	if err != nil {
@@ -86,7 +87,7 @@ func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offse
 	}
 	return collectRows(rows, func(row pgx.CollectableRow) (assistant.Review, error) {
 		var r assistant.Review
-		err := row.Scan(&r.ID, &r.Workspace, &r.At, &r.ExpiresAt, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer)
+		err := row.Scan(reviewSummaryFields(&r)...)
 		r.At, r.ExpiresAt = r.At.UTC(), r.ExpiresAt.UTC()
 		return r, err
 	})
@@ -96,10 +97,9 @@ func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offse
 func (s *DB) Review(ctx context.Context, workspace, id string, now time.Time) (assistant.Review, error) {
 	var r assistant.Review
 	var trace, knowledge, verdicts string
-	err := s.pool.QueryRow(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer,
-			trace::text, knowledge::text, verdicts::text
+	err := s.pool.QueryRow(ctx, `SELECT `+reviewSummaryColumns+`, trace::text, knowledge::text, verdicts::text
 		FROM reviews WHERE workspace = $1 AND id = $2 AND expires_at > $3`, workspace, id, ts(now)).
-		Scan(&r.ID, &r.Workspace, &r.At, &r.ExpiresAt, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer, &trace, &knowledge, &verdicts)
+		Scan(append(reviewSummaryFields(&r), &trace, &knowledge, &verdicts)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return assistant.Review{}, assistant.Errorf(assistant.ENotFound, "no kept turn %q", id)
 	}

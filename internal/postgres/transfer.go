@@ -242,8 +242,9 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 	if written.Reviews, err = copyStream(ctx, tx, "review turns", "reviews",
 		[]string{"id", "workspace", "at", "expires_at", "key_id", "surface", "mode", "level", "message", "history", "answer", "trace", "knowledge", "verdicts"},
 		src.ExportReviews(ctx), func(r assistant.Review) []any {
+			trace, knowledge, verdicts := r.JSONColumns()
 			return []any{r.ID, r.Workspace, ts(r.At), ts(r.ExpiresAt), r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
-				jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}")}
+				trace, knowledge, verdicts}
 		}); err != nil {
 		return written, err
 	}

@@ -64,11 +64,12 @@ func (s *DB) SetReviewSetting(ctx context.Context, workspace string, rs assistan
 // transaction at a time, so the insert sees the setting as the last
 // SetReviewSetting left it.
 func (s *DB) KeepReview(ctx context.Context, r assistant.Review) (bool, error) {
+	trace, knowledge, verdicts := r.JSONColumns()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO reviews (id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts)
 		SELECT ?, workspace, ?, ? + retention_days * ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 		FROM review_settings WHERE workspace = ? AND enabled`,
 		r.ID, ms(r.At), ms(r.At), dayMS, r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
-		jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}"), r.Workspace)
+		trace, knowledge, verdicts, r.Workspace)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return false, assistant.Errorf(assistant.EConflict, "review %q exists", r.ID)
@@ -79,17 +80,18 @@ func (s *DB) KeepReview(ctx context.Context, r assistant.Review) (bool, error) {
 	return n == 1, err
 }
 
-// jsonText is b as text, or empty when b is.
-func jsonText(b []byte, empty string) string {
-	if len(b) == 0 {
-		return empty
-	}
-	return string(b)
+// reviewSummaryColumns are the columns of a kept turn that its list
+// shows, read into reviewSummaryFields (at and expires_at as
+// milliseconds).
+const reviewSummaryColumns = `id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer`
+
+func reviewSummaryFields(r *assistant.Review, at, exp *int64) []any {
+	return []any{&r.ID, &r.Workspace, at, exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer}
 }
 
 // Reviews implements assistant.ReviewStore.
 func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offset, limit int) ([]assistant.Review, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer
+	rows, err := s.db.QueryContext(ctx, `SELECT `+reviewSummaryColumns+`
 		FROM reviews WHERE workspace = ? AND expires_at > ? ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`,
 		workspace, ms(now), limit, offset)
 	if err != nil {
@@ -100,7 +102,7 @@ func (s *DB) Reviews(ctx context.Context, workspace string, now time.Time, offse
 	for rows.Next() {
 		var r assistant.Review
 		var at, exp int64
-		if err := rows.Scan(&r.ID, &r.Workspace, &at, &exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer); err != nil {
+		if err := rows.Scan(reviewSummaryFields(&r, &at, &exp)...); err != nil {
 			return nil, err
 		}
 		r.At, r.ExpiresAt = fromMS(at), fromMS(exp)
@@ -114,9 +116,9 @@ func (s *DB) Review(ctx context.Context, workspace, id string, now time.Time) (a
 	var r assistant.Review
 	var at, exp int64
 	var trace, knowledge, verdicts string
-	err := s.db.QueryRowContext(ctx, `SELECT id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts
+	err := s.db.QueryRowContext(ctx, `SELECT `+reviewSummaryColumns+`, trace, knowledge, verdicts
 		FROM reviews WHERE workspace = ? AND id = ? AND expires_at > ?`, workspace, id, ms(now)).
-		Scan(&r.ID, &r.Workspace, &at, &exp, &r.KeyID, &r.Surface, &r.Mode, &r.Level, &r.Message, &r.History, &r.Answer, &trace, &knowledge, &verdicts)
+		Scan(append(reviewSummaryFields(&r, &at, &exp), &trace, &knowledge, &verdicts)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return assistant.Review{}, assistant.Errorf(assistant.ENotFound, "no kept turn %q", id)
 	}

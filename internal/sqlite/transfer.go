@@ -268,10 +268,11 @@ func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assi
 		if err != nil {
 			return written, fmt.Errorf("reading review turns: %w", err)
 		}
+		trace, knowledge, verdicts := r.JSONColumns()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reviews (id, workspace, at, expires_at, key_id, surface, mode, level, message, history, answer, trace, knowledge, verdicts)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Workspace, ms(r.At), ms(r.ExpiresAt), r.KeyID, r.Surface, r.Mode, r.Level, r.Message, r.History, r.Answer,
-			jsonText(r.Trace, "[]"), jsonText(r.Knowledge, "[]"), jsonText(r.Verdicts, "{}")); err != nil {
+			trace, knowledge, verdicts); err != nil {
 			return written, err
 		}
 		written.Reviews++

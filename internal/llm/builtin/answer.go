@@ -453,6 +453,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 	}
 	var list []scored
 	best := 0.0
+	situation := textproc.Terms(t.reading.SituationTerms)
 	for _, e := range t.all() {
 		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
 		// A scan rather than a set: the question has a handful of key
@@ -472,7 +473,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// The persona's situation the question shows (an upset customer,
 		// a renewal at risk) is what the user needs, so a framework about
 		// it fits even where the industry's words are not in it.
-		fit += situationFitWeight * t.situationFit(sentences, title)
+		fit += situationFitWeight * situationFit(situation, sentences, title)
 		list = append(list, scored{e, fit})
 		best = max(best, fit)
 	}
@@ -487,11 +488,10 @@ func (t turn) byFit(p *picker) []*entityResult {
 	return out
 }
 
-// situationFit is the share of the situation's words (reading.SituationTerms)
-// that an entity's sentences or title hold; 0 when the question shows
-// no situation.
-func (t turn) situationFit(sentences []sentence, title []string) float64 {
-	terms := textproc.Terms(t.reading.SituationTerms)
+// situationFit is the share of the situation's words (the stems of
+// reading.SituationTerms) that an entity's sentences or title hold; 0
+// when the question shows no situation.
+func situationFit(terms []string, sentences []sentence, title []string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
