@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/persona"
 	"github.com/constraintlab/assistant/internal/textproc"
 	"github.com/constraintlab/assistant/internal/tooling"
@@ -187,8 +188,16 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 	if list, ok := p.analysed[e.Token]; ok {
 		return list
 	}
-	list := sentences(e)
+	list := entitySentences.Get(e.Token, e, sameSentenceSource, func(e *entityResult) []sentence {
+		// The list points at its entity for the token and title: a copy,
+		// so the memo keeps nothing of the turn alive.
+		c := *e
+		return slices.Clip(sentences(&c))
+	})
 	if a, ok := p.applied[e.Token]; ok {
+		// The remembered list is shared: the applications go into a new
+		// one, sized once.
+		var extra []sentence
 		// add lists s unless it is too short to cite, and reports whether
 		// it did.
 		add := func(kind, s string) bool {
@@ -196,7 +205,7 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 			if an.words < 5 {
 				return false
 			}
-			list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+			extra = append(extra, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
 			return true
 		}
 		// Cited in the words the card shows, so a reader can check them.
@@ -204,19 +213,36 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 		if a.CardApplication != "" {
 			text, steps = a.CardApplication, a.CardFirstSteps
 		}
-		for _, s := range textproc.Sentences(text) {
+		for _, s := range textproc.SharedSentences(text) {
 			add("application", s)
 		}
 		prev := "" // the key of the step before, once one is listed
 		for _, s := range steps {
 			if add("step", s) {
-				last := &list[len(list)-1]
+				last := &extra[len(extra)-1]
 				last.follows, prev = prev, last.key
 			}
 		}
+		list = slices.Concat(list, extra)
 	}
 	p.analysed[e.Token] = list
 	return list
+}
+
+// entitySentences remembers each entity's sentences (sentences), per
+// version of what they are read from: every turn reads again the entities
+// the turns before it read, and listing their sentences was a tenth of the
+// builtin model's allocation. Their number is bounded by the knowledge
+// base.
+var entitySentences = memo.Versions[string, *entityResult, []sentence]{PerKey: 2, MaxKeys: 4096,
+	Keep: func(e *entityResult) *entityResult { c := *e; return &c }}
+
+// sameSentenceSource reports whether sentences reads the same from a and
+// b: the fields it lists and the title and token its sentences show.
+// Results decoded from one memo share their strings, so this is cheap.
+func sameSentenceSource(a, b *entityResult) bool {
+	return a.Token == b.Token && a.Title == b.Title && a.Summary == b.Summary && slices.Equal(a.KeyIdeas, b.KeyIdeas) &&
+		slices.Equal(a.WhenToUse, b.WhenToUse) && slices.Equal(a.Pitfalls, b.Pitfalls)
 }
 
 // best returns up to n sentences of the given kinds from the entities,
