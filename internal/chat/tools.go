@@ -136,10 +136,12 @@ func (tb *toolbox) found(t assistant.Token) *retrievedEntity {
 	return nil
 }
 
-// run executes one call and returns its JSON result and the trace
-// summaries. A bad call (unknown tool, malformed arguments) is answered
-// with an error result the model can read, not a failed turn.
-func (tb *toolbox) run(ctx context.Context, call llm.ToolCall) (result string, input, summary string, err error) {
+// run executes one call and returns its result and the trace summaries.
+// The result is its JSON, a string, or a pointer to the result (a search
+// or a diagnosis) for the turn to give the model as it reads it
+// (toolMessage). A bad call (unknown tool, malformed arguments) is
+// answered with an error result the model can read, not a failed turn.
+func (tb *toolbox) run(ctx context.Context, call llm.ToolCall) (result any, input, summary string, err error) {
 	switch call.Name {
 	case ToolSearch:
 		var a SearchArgs
@@ -182,7 +184,26 @@ func encode(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, string, error) {
+// toolMessage is the tool message answering call with result (run's):
+// a result that is not yet JSON is given as it is to a provider that
+// reads values (llm.ReadsResults, the builtin model), which spares
+// encoding it and decoding it again, and as its JSON to any other.
+func toolMessage(call llm.ToolCall, result any, values bool) llm.Message {
+	m := llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name}
+	switch r := result.(type) {
+	case string:
+		m.Content = r
+	default:
+		if values {
+			m.Result = r
+		} else {
+			m.Content = encode(r)
+		}
+	}
+	return m
+}
+
+func (tb *toolbox) search(ctx context.Context, a SearchArgs) (any, string, string, error) {
 	limit := a.Limit
 	if limit <= 0 || limit > 10 {
 		limit = 6
@@ -238,7 +259,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (string, string, st
 	if !tb.scope.InScope {
 		summary += "; the question is out of scope"
 	}
-	return encode(res), input, summary, nil
+	return &res, input, summary, nil
 }
 
 // coverage measures how much of a query the hits speak to: the share of
@@ -310,7 +331,7 @@ func sameList(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (string, string, string, error) {
+func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (any, string, string, error) {
 	input := "token=" + a.Token
 	t, err := assistant.ParseToken(strings.TrimSpace(a.Token))
 	if err != nil {
@@ -342,7 +363,7 @@ func entityResult(t assistant.Token, e assistant.Entity) EntityResult {
 	return res
 }
 
-func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string, string, error) {
+func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (any, string, string, error) {
 	// The caller's vertical wins; then the model's, if it is a real one;
 	// then a guess from the description, made only on clear evidence.
 	vertical := tb.vertical
@@ -414,7 +435,7 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (string, string
 			tb.applied[t] = passages
 		}
 	}
-	return encode(res), input, g.Summary(), nil
+	return &res, input, g.Summary(), nil
 }
 
 // Diagnoser is what the chat needs of the constraint diagnosis

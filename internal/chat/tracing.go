@@ -32,7 +32,7 @@ const (
 // runTool is tb.run in a span "execute_tool <tool>" (the GenAI
 // conventions' tool execution) with gen_ai.tool.name, gen_ai.tool.call.id
 // and the hop; a tool that fails the turn marks it failed.
-func (tb *toolbox) runTool(ctx context.Context, call llm.ToolCall, hop int) (result, input, summary string, err error) {
+func (tb *toolbox) runTool(ctx context.Context, call llm.ToolCall, hop int) (result any, input, summary string, err error) {
 	if !telemetry.Tracing(ctx) {
 		return tb.run(ctx, call)
 	}

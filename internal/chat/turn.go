@@ -169,6 +169,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	}
 	messages = append(messages, llm.Message{Role: llm.RoleUser, Content: req.Message})
 
+	values := llm.ReadsResults(s.Provider) // the builtin model reads tool results as values
 	tools := toolSpecs(s.Diagnoser != nil && slices.Contains(persona.Tools, ToolDiagnose))
 	trace := make([]TraceItem, 0, maxHops)
 	var answer string
@@ -202,7 +203,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 			if events != nil {
 				events.Hop(item)
 			}
-			messages = append(messages, llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: result})
+			messages = append(messages, toolMessage(call, result, values))
 		}
 		if round > 2*maxHops {
 			return Response{}, nil, fmt.Errorf("the model kept calling tools past the budget")

@@ -35,6 +35,25 @@ type Message struct {
 	// ToolCallID and Name identify the call a tool message answers.
 	ToolCallID string
 	Name       string
+	// Result is a tool message's result as a value, a pointer to one of
+	// tooling's result types, given instead of Content (its JSON) to a
+	// provider in this process that reads it (ReadsResults); nil otherwise.
+	Result any
+}
+
+// ResultReader is a Provider that reads a tool message's Result when it
+// has one, so that its caller need not encode the result as JSON for it
+// to decode (the builtin model). Wrappers that pass requests through
+// (Traced, Metrics.Instrument) answer for the provider they wrap.
+type ResultReader interface {
+	ReadsResults() bool
+}
+
+// ReadsResults reports whether p reads tool results as values
+// (ResultReader).
+func ReadsResults(p Provider) bool {
+	r, ok := p.(ResultReader)
+	return ok && r.ReadsResults()
 }
 
 // ToolCall is a request by the model to run one tool.

@@ -74,6 +74,9 @@ type instrumented struct {
 	model string
 }
 
+// ReadsResults implements ResultReader for the provider it wraps.
+func (p *instrumented) ReadsResults() bool { return ReadsResults(p.Provider) }
+
 func (p *instrumented) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
 	resp, err := p.Provider.Complete(ctx, req)

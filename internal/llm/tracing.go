@@ -38,6 +38,9 @@ type traced struct {
 	model, name string
 }
 
+// ReadsResults implements ResultReader for the provider it wraps.
+func (p *traced) ReadsResults() bool { return ReadsResults(p.Provider) }
+
 func (p *traced) Complete(ctx context.Context, req Request) (Response, error) {
 	ctx, span := p.start(ctx, req)
 	resp, err := p.Provider.Complete(ctx, req)

@@ -46,6 +46,10 @@ type Provider struct{}
 // New returns the builtin provider.
 func New() *Provider { return &Provider{} }
 
+// ReadsResults implements llm.ResultReader: the builtin model reads the
+// chat turn's search and diagnosis results as values.
+func (*Provider) ReadsResults() bool { return true }
+
 // Name implements llm.Provider.
 func (*Provider) Name() string { return "builtin" }
 
@@ -94,7 +98,7 @@ func read(req llm.Request) (turn, error) {
 		case m.Role == llm.RoleTool && i > lastUser:
 			switch m.Name {
 			case tooling.ToolSearch:
-				if r, ok := decode(searchResults, m.Content); ok {
+				if r, ok := searchOf(m); ok {
 					t.searches = append(t.searches, r)
 				}
 			case tooling.ToolEntity:
@@ -102,7 +106,7 @@ func read(req llm.Request) (turn, error) {
 					t.entities = append(t.entities, r)
 				}
 			case tooling.ToolDiagnose:
-				if r, ok := decode(diagnoseResults, m.Content); ok && len(r.Matches) > 0 {
+				if r, ok := diagnosisOf(m); ok && len(r.Matches) > 0 {
 					t.diagnosis = &r
 				}
 			}

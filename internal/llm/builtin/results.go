@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"unsafe"
 
+	"github.com/constraintlab/assistant/internal/llm"
 	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/tooling"
 )
@@ -110,4 +111,71 @@ func decode[R any](results *memo.Bounded[string, decoded[R]], content string) (R
 // must never be written to.
 func readOnlyBytes(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// A caller in this process (the chat turn) gives the search and diagnosis
+// results as values (llm.Message.Result), which spares encoding them and
+// decoding them again: they are read into the same types, with what
+// their JSON would decode to (a list the JSON leaves out when empty is
+// nil), remembered per result, since every round reads the results of
+// the rounds before. TestResultValuesReadAsJSON compares the two.
+var (
+	searchValues   = memo.Bounded[*tooling.SearchResult, searchResult]{Max: 256}
+	diagnoseValues = memo.Bounded[*tooling.DiagnoseResult, diagnoseResult]{Max: 256}
+)
+
+// searchOf returns the search result a tool message carries, and whether
+// it has one.
+func searchOf(m llm.Message) (searchResult, bool) {
+	if r, ok := m.Result.(*tooling.SearchResult); ok && r != nil {
+		return searchValues.Get(r, readSearch), true
+	}
+	return decode(searchResults, m.Content)
+}
+
+// diagnosisOf returns the diagnosis a tool message carries, and whether
+// it has one.
+func diagnosisOf(m llm.Message) (diagnoseResult, bool) {
+	if r, ok := m.Result.(*tooling.DiagnoseResult); ok && r != nil {
+		return diagnoseValues.Get(r, readDiagnosis), true
+	}
+	return decode(diagnoseResults, m.Content)
+}
+
+func readSearch(r *tooling.SearchResult) searchResult {
+	out := searchResult{Query: r.Query, Coverage: r.Coverage, Missing: orNil(r.Missing), Scope: r.Scope}
+	out.Scope.Business, out.Scope.OffTopic, out.Scope.Understood = orNil(r.Scope.Business), orNil(r.Scope.OffTopic), orNil(r.Scope.Understood)
+	if r.Hits != nil {
+		out.Hits = make([]searchHit, len(r.Hits))
+		for i, h := range r.Hits {
+			out.Hits[i] = searchHit{Token: h.Token, Archetypes: h.Archetypes, Score: h.Score, Imported: h.Imported}
+		}
+	}
+	return out
+}
+
+func readDiagnosis(r *tooling.DiagnoseResult) diagnoseResult {
+	out := diagnoseResult{Band: r.Band, Metrics: orNil(r.Metrics)}
+	if r.Matches != nil {
+		out.Matches = make([]diagnoseMatch, len(r.Matches))
+		for i, m := range r.Matches {
+			out.Matches[i] = diagnoseMatch{ArchetypeID: m.ArchetypeID, Name: m.Name, Description: m.Description, Probability: m.Probability}
+		}
+	}
+	if r.Applications != nil {
+		out.Applications = make([]diagnoseApplying, len(r.Applications))
+		for i, a := range r.Applications {
+			out.Applications[i] = diagnoseApplying{Token: a.Token, Application: a.Application, FirstSteps: a.FirstSteps,
+				Metrics: a.Metrics, Supporting: a.Supporting, CardApplication: a.CardApplication, CardFirstSteps: orNil(a.CardFirstSteps)}
+		}
+	}
+	return out
+}
+
+// orNil is list as its JSON under omitempty decodes: nil when empty.
+func orNil(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return list
 }

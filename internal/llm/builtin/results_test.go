@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -38,6 +39,54 @@ func TestResultsMirrorTooling(t *testing.T) {
 			if ft != g.Type {
 				t.Errorf("%s.%s: type %s, %s has %s", own.Name(), f.Name, f.Type, theirs, g.Type)
 			}
+		}
+	}
+}
+
+// A search or diagnosis given as a value (llm.Message.Result) must read as
+// its JSON decodes: the same fields, the same nil lists.
+func TestResultValuesReadAsJSON(t *testing.T) {
+	searches := []tooling.SearchResult{
+		{},
+		{Query: "q", Hits: []tooling.SearchHit{}, Missing: []string{}, Scope: tooling.Scope{Business: []string{}, OffTopic: []string{}, Understood: []string{}}},
+		{Query: "cash <flow> & \"runway\"", Coverage: 0.667, Missing: []string{"runway"}, Scope: tooling.Scope{InScope: true, Business: []string{"cash"}, OffTopic: []string{"x"}, Language: "de", Understood: []string{"cash"},
+			FollowUp: true, Workspace: true, Care: "tax", CareSubject: "Tax", CareNote: "N.", Injection: true},
+			Hits: []tooling.SearchHit{{Token: "framework:a", Title: "A", Summary: "S.", Archetypes: []string{"x", "y"}, Score: 1},
+				{Token: "paper:b", Archetypes: []string{}, Score: 0.123, Imported: true}, {Token: "blog:c", Score: 1.0 / 3}}},
+	}
+	for _, r := range searches {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want searchResult
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := readSearch(&r); !reflect.DeepEqual(got, want) {
+			t.Errorf("search %s: read as %#v, its JSON as %#v", b, got, want)
+		}
+	}
+	diagnoses := []tooling.DiagnoseResult{
+		{},
+		{Band: "low", Matches: []tooling.DiagnoseMatch{}, Applications: []tooling.DiagnoseApplying{}, Metrics: []string{}},
+		{Vertical: "saas", Confidence: 0.5, Band: "high", Metrics: []string{"Churn"},
+			Matches: []tooling.DiagnoseMatch{{ArchetypeID: "a", Name: "A", Description: "D", Probability: 0.61, Evidence: "e"}, {ArchetypeID: "b", Probability: 0.2}},
+			Applications: []tooling.DiagnoseApplying{
+				{Token: "framework:a", Title: "A", Application: "Do it.", FirstSteps: []string{"One.", "Two."}, Metrics: []string{"m"}, Supporting: []string{}, CardFirstSteps: []string{}},
+				{Token: "framework:b", Application: "Do <b>.", Supporting: []string{"paper:c"}, CardApplication: "Do b.", CardFirstSteps: []string{"One."}}}},
+	}
+	for _, r := range diagnoses {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want diagnoseResult
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := readDiagnosis(&r); !reflect.DeepEqual(got, want) {
+			t.Errorf("diagnosis %s: read as %#v, its JSON as %#v", b, got, want)
 		}
 	}
 }
