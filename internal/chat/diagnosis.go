@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/constraintlab/assistant/internal/diagnose"
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -15,6 +16,9 @@ type DiagnosisAdapter struct {
 	D *diagnose.Diagnoser
 	// verticalTerms maps a stemmed word to the one vertical it names.
 	verticalTerms map[string]string
+	// plans remembers Plan's answers by [vertical, archetype]: at most
+	// the catalog's archetypes times its verticals and the neutral words.
+	plans sync.Map
 }
 
 // NewDiagnosisAdapter wraps d and prepares vertical guessing: the words of
@@ -68,7 +72,23 @@ func (a *DiagnosisAdapter) ArchetypeDescription(id string) string {
 // vertical's terms, or in neutral words when the vertical is unknown; the
 // metrics are the vertical's own for the archetype first, then the
 // archetype's.
+// The plan is worked out once per (vertical, archetype) and shared: the
+// content never changes, and copying it was a diagnosis turn's largest
+// allocation.
 func (a *DiagnosisAdapter) Plan(ctx context.Context, vertical, archetypeID string) (Plan, error) {
+	key := [2]string{vertical, archetypeID}
+	if p, ok := a.plans.Load(key); ok {
+		return p.(Plan), nil
+	}
+	p, err := a.plan(vertical, archetypeID)
+	if err != nil {
+		return Plan{}, err
+	}
+	a.plans.Store(key, p)
+	return p, nil
+}
+
+func (a *DiagnosisAdapter) plan(vertical, archetypeID string) (Plan, error) {
 	apps, citations, err := a.D.Applications(vertical, archetypeID)
 	if err != nil {
 		return Plan{}, err

@@ -337,11 +337,11 @@ func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (any, string, strin
 	if err != nil {
 		return encode(EntityResult{Token: a.Token}), input, "not a citation token", nil
 	}
-	found, err := tb.s.Knowledge.Entities(ctx, []assistant.Token{t})
+	find, err := tb.s.lookup(ctx, []assistant.Token{t})
 	if err != nil {
 		return "", "", "", err
 	}
-	e, ok := found[t]
+	e, ok := find(t)
 	if !ok {
 		return encode(EntityResult{Token: t.String()}), input, "not found", nil
 	}
@@ -395,14 +395,18 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (any, string, s
 		if err != nil {
 			return "", "", "", err
 		}
-		res.Metrics, res.Applications = plan.Metrics, plan.Applications
-		found, err := tb.s.Knowledge.Entities(ctx, plan.Citations)
+		// The applications are given their titles and card wording: a
+		// copy, since the plan is shared.
+		res.Metrics, res.Applications = plan.Metrics, slices.Clone(plan.Applications)
+		find, err := tb.s.lookup(ctx, plan.Citations)
 		if err != nil {
 			return "", "", "", err
 		}
 		for i, app := range res.Applications {
-			if t, err := assistant.ParseToken(app.Token); err == nil {
-				res.Applications[i].Title = found[t].Title
+			if t, err := assistant.ParseToken(app.Token); err == nil && slices.Contains(plan.Citations, t) {
+				if e, ok := find(t); ok {
+					res.Applications[i].Title = e.Title
+				}
 			}
 		}
 		if vertical != "" {
@@ -411,7 +415,7 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (any, string, s
 			}
 		}
 		for _, t := range plan.Citations {
-			if e, ok := found[t]; ok {
+			if e, ok := find(t); ok {
 				tb.remember(e, 0.9)
 			}
 		}
@@ -438,6 +442,29 @@ func (tb *toolbox) diagnose(ctx context.Context, a DiagnoseArgs) (any, string, s
 	return &res, input, g.Summary(), nil
 }
 
+// lookup returns a function that finds entities of the knowledge by
+// token, all from one read of it: the store's own (retrieval.Reader, and
+// knowledge.WithAliases over one) when it has one, which builds no map of
+// them; otherwise Entities(tokens), so that it finds only tokens listed.
+func (s *Service) lookup(ctx context.Context, tokens []assistant.Token) (func(assistant.Token) (assistant.Entity, bool), error) {
+	if l, ok := s.Knowledge.(interface {
+		Lookup(context.Context) (func(assistant.Token) (assistant.Entity, bool), error)
+	}); ok {
+		find, err := l.Lookup(ctx)
+		if err != nil || find != nil {
+			return find, err
+		}
+	}
+	found, err := s.Knowledge.Entities(ctx, tokens)
+	if err != nil {
+		return nil, err
+	}
+	return func(t assistant.Token) (assistant.Entity, bool) {
+		e, ok := found[t]
+		return e, ok
+	}, nil
+}
+
 // Diagnoser is what the chat needs of the constraint diagnosis
 // (internal/diagnose, through an adapter).
 type Diagnoser interface {
@@ -445,7 +472,8 @@ type Diagnoser interface {
 	ArchetypeDescription(id string) string
 	// Plan returns the framework applications of an archetype in a
 	// vertical's terms (neutral words when vertical is ""), its metrics,
-	// and every token they cite.
+	// and every token they cite. The plan may be shared: its lists must
+	// not be modified.
 	Plan(ctx context.Context, vertical, archetypeID string) (Plan, error)
 	// GuessVertical names the vertical a text is clearly about, or "".
 	GuessVertical(text string) string

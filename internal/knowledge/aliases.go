@@ -121,3 +121,28 @@ func (s aliasedStore) Entities(ctx context.Context, tokens []assistant.Token) (m
 	}
 	return out, nil
 }
+
+// Lookup returns a function that finds an entity by token, following
+// aliases as Entities does, when store can look entities up one at a time
+// (retrieval.Reader); nil otherwise.
+func (s aliasedStore) Lookup(ctx context.Context) (func(assistant.Token) (assistant.Entity, bool), error) {
+	l, ok := s.KnowledgeStore.(interface {
+		Lookup(context.Context) (func(assistant.Token) (assistant.Entity, bool), error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	find, err := l.Lookup(ctx)
+	if err != nil || find == nil {
+		return nil, err
+	}
+	return func(t assistant.Token) (assistant.Entity, bool) {
+		if e, ok := find(t); ok {
+			return e, true
+		}
+		if to, ok := s.aliases[t]; ok {
+			return find(to)
+		}
+		return assistant.Entity{}, false
+	}, nil
+}

@@ -19,6 +19,15 @@ func (s *Snapshot) Entities(tokens []assistant.Token) map[assistant.Token]assist
 	return out
 }
 
+// Entity returns the snapshot's entity with token t, and whether there is
+// one: Entities of one token, without the map.
+func (s *Snapshot) Entity(t assistant.Token) (assistant.Entity, bool) {
+	if i, ok := s.byToken[t]; ok {
+		return s.docs[i].entity, true
+	}
+	return assistant.Entity{}, false
+}
+
 // All returns every entity, ordered by token. The slice is new; the
 // entities share their lists with the snapshot and must not be modified.
 func (s *Snapshot) All() []assistant.Entity {
@@ -59,6 +68,17 @@ func (r Reader) Entities(ctx context.Context, tokens []assistant.Token) (map[ass
 }
 
 // AllEntities implements assistant.KnowledgeStore from the snapshot.
+// Lookup returns a function that finds an entity by token in one snapshot,
+// as Entities does, without building a map of them: a chat turn looks its
+// entities up one at a time.
+func (r Reader) Lookup(ctx context.Context) (func(assistant.Token) (assistant.Entity, bool), error) {
+	s, err := r.ix.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Entity, nil
+}
+
 func (r Reader) AllEntities(ctx context.Context) ([]assistant.Entity, error) {
 	s, err := r.ix.Snapshot(ctx)
 	if err != nil {

@@ -197,7 +197,12 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 	if a, ok := p.applied[e.Token]; ok {
 		// The remembered list is shared: the applications go into a new
 		// one, sized once.
-		var extra []sentence
+		text, steps := a.Application, a.FirstSteps
+		if a.CardApplication != "" {
+			text, steps = a.CardApplication, a.CardFirstSteps
+		}
+		application := textproc.SharedSentences(text)
+		list = append(make([]sentence, 0, len(list)+len(application)+len(steps)), list...)
 		// add lists s unless it is too short to cite, and reports whether
 		// it did.
 		add := func(kind, s string) bool {
@@ -205,25 +210,20 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 			if an.words < 5 {
 				return false
 			}
-			extra = append(extra, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+			list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
 			return true
 		}
 		// Cited in the words the card shows, so a reader can check them.
-		text, steps := a.Application, a.FirstSteps
-		if a.CardApplication != "" {
-			text, steps = a.CardApplication, a.CardFirstSteps
-		}
-		for _, s := range textproc.SharedSentences(text) {
+		for _, s := range application {
 			add("application", s)
 		}
 		prev := "" // the key of the step before, once one is listed
 		for _, s := range steps {
 			if add("step", s) {
-				last := &extra[len(extra)-1]
+				last := &list[len(list)-1]
 				last.follows, prev = prev, last.key
 			}
 		}
-		list = slices.Concat(list, extra)
 	}
 	p.analysed[e.Token] = list
 	return list
