@@ -98,3 +98,51 @@ func TestWithAliasesResolvesOldTokens(t *testing.T) {
 		t.Errorf("asking for the survivor and its alias: %d entities, want 2", len(both))
 	}
 }
+
+// Lookup over a store that looks entities up one at a time follows the
+// aliases as Entities does: the entity itself first, then its alias's.
+func TestWithAliasesLookupFollowsAliases(t *testing.T) {
+	survivor := assistant.Entity{Type: assistant.Framework, Slug: "burn-multiple", Title: "Burn Multiple"}
+	imported := assistant.Entity{Type: assistant.Blog, Slug: "kept", Title: "Imported with an alias's token"}
+	old := assistant.Token{Type: assistant.Blog, Slug: "sacks-2020-burn-multiple"}
+	store := lookupStore{mapStore{entities: map[assistant.Token]assistant.Entity{survivor.Token(): survivor, imported.Token(): imported}}}
+	s := knowledge.WithAliases(store, knowledge.Aliases{old: survivor.Token(), imported.Token(): survivor.Token()})
+	l, ok := s.(interface {
+		Lookup(context.Context) (func(assistant.Token) (assistant.Entity, bool), error)
+	})
+	if !ok {
+		t.Fatal("the aliased store has no Lookup")
+	}
+	find, err := l.Lookup(context.Background())
+	if err != nil || find == nil {
+		t.Fatalf("Lookup: %v, %v", find != nil, err)
+	}
+	tokens := []assistant.Token{old, imported.Token(), survivor.Token(), {Type: assistant.Paper, Slug: "missing"}}
+	want, err := s.Entities(context.Background(), tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range tokens {
+		e, ok := find(tok)
+		w, wok := want[tok]
+		if ok != wok || e.Title != w.Title || e.Token() != w.Token() {
+			t.Errorf("%v: Lookup found %v (%v), Entities %v (%v)", tok, e.Token(), ok, w.Token(), wok)
+		}
+	}
+	// Without a Lookup of its own, the store's aliased Lookup is nil.
+	if find, err := knowledge.WithAliases(store.mapStore, knowledge.Aliases{old: survivor.Token()}).(interface {
+		Lookup(context.Context) (func(assistant.Token) (assistant.Entity, bool), error)
+	}).Lookup(context.Background()); find != nil || err != nil {
+		t.Errorf("over a store without Lookup: %v, %v; want nil", find != nil, err)
+	}
+}
+
+// lookupStore is a mapStore that looks entities up one at a time.
+type lookupStore struct{ mapStore }
+
+func (s lookupStore) Lookup(context.Context) (func(assistant.Token) (assistant.Entity, bool), error) {
+	return func(t assistant.Token) (assistant.Entity, bool) {
+		e, ok := s.entities[t]
+		return e, ok
+	}, nil
+}
