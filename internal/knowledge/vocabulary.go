@@ -60,6 +60,9 @@ type rule struct {
 	triggers   [][]string // stemmed word sequences
 	targets    []string   // phrases of plain lowercase words
 	targetKeys []string   // each target's words stemmed, joined by spaces
+	// targetStems are each target's words stemmed (targetKeys split at
+	// its spaces), shared by every Related answer.
+	targetStems [][]string
 	weight     float64
 }
 
@@ -145,7 +148,9 @@ func newRule(triggers, targets []string, weight float64) rule {
 		r.triggers = append(r.triggers, stemAll(strings.Fields(t)))
 	}
 	for _, t := range targets {
-		r.targetKeys = append(r.targetKeys, strings.Join(stemAll(strings.Fields(t)), " "))
+		key := strings.Join(stemAll(strings.Fields(t)), " ")
+		r.targetKeys = append(r.targetKeys, key)
+		r.targetStems = append(r.targetStems, slices.Clip(strings.Fields(key)))
 	}
 	return r
 }
@@ -158,14 +163,22 @@ func newRule(triggers, targets []string, weight float64) rule {
 func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	ws := words(text)
 	originals := queryTerms(ws)
-	out := make([]WeightedTerm, 0, len(originals))
-	index := map[string]int{} // stemmed term -> position in out
-	for _, t := range originals {
-		index[stem(t)] = len(out)
-		out = append(out, WeightedTerm{Text: t, Weight: WeightOriginal})
-	}
 	if v == nil {
+		out := make([]WeightedTerm, 0, len(originals))
+		for _, t := range originals {
+			out = append(out, WeightedTerm{Text: t, Weight: WeightOriginal})
+		}
 		return out
+	}
+	// The terms are gathered on the stack, each with its stemmed key
+	// (found by a scan: there are at most MaxExpandedTerms), and the
+	// answer is made once, at its size.
+	var termsBuf [MaxExpandedTerms]WeightedTerm
+	var keysBuf [MaxExpandedTerms]string
+	out, keys := termsBuf[:0], keysBuf[:0]
+	for _, t := range originals { // at most MaxQueryTerms (queryTerms)
+		keys = append(keys, stem(t))
+		out = append(out, WeightedTerm{Text: t, Weight: WeightOriginal})
 	}
 	// Triggers match the stemmed words of the query both with and without
 	// its stop words, so "cannot keep up" and "customers are leaving" match.
@@ -186,18 +199,34 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 		r := &v.rules[ri]
 		for j, t := range r.targets {
 			key := r.targetKeys[j]
-			if i, ok := index[key]; ok {
+			// The last term of the key: two words of the query with one
+			// stem ("customer", "customers") were indexed by the later.
+			if i := lastIndex(keys, key); i >= 0 {
 				out[i].Weight = max(out[i].Weight, r.weight)
 				continue
 			}
 			if len(out) == MaxExpandedTerms {
 				break
 			}
-			index[key] = len(out)
+			keys = append(keys, key)
 			out = append(out, WeightedTerm{Text: t, Weight: r.weight})
 		}
 	}
-	return out
+	return slices.Clone(out)
+}
+
+
+// The query's own terms fit Analyze's stack arrays.
+var _ [MaxExpandedTerms - MaxQueryTerms]struct{}
+
+// lastIndex is the position of the last s in list, or -1.
+func lastIndex(list []string, s string) int {
+	for i := len(list) - 1; i >= 0; i-- {
+		if list[i] == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // Phrasings returns the everyday phrases of several words (the triggers
@@ -246,8 +275,7 @@ func (v *Vocabulary) Related(text string) map[string][][]string {
 				}
 				r := &v.rules[t.rule]
 				for _, trig := range t.stems {
-					for _, key := range r.targetKeys {
-						phrase := strings.Fields(key)
+					for _, phrase := range r.targetStems {
 						if slices.Equal(phrase, t.stems) || slices.ContainsFunc(out[trig], func(p []string) bool { return slices.Equal(p, phrase) }) {
 							continue
 						}
