@@ -125,7 +125,7 @@ func (a *DiagnosisAdapter) IndustryTerm(stem string) bool {
 // least twice as many as of any other vertical's); otherwise "".
 func (a *DiagnosisAdapter) GuessVertical(text string) string {
 	count := map[string]int{}
-	for _, t := range textproc.Terms(text) {
+	for _, t := range textproc.SharedTerms(text) {
 		if v, ok := a.verticalTerms[t]; ok {
 			count[v]++
 		}

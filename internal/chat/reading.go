@@ -76,7 +76,7 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 		// adds (the new facts) is what it asks about most: the earlier
 		// turn's words weigh half.
 		mine := map[string]bool{}
-		for _, t := range textproc.Terms(own) {
+		for _, t := range textproc.SharedTerms(own) {
 			mine[t] = true
 		}
 		for i := range r.KeyTerms {
@@ -200,7 +200,7 @@ func clauses(text string) []string {
 func keyTerms(text string, business []string, tried []string, lex *lexicon, words Words) []tooling.KeyTerm {
 	strong := map[string]bool{}
 	for _, w := range business {
-		for _, t := range textproc.Terms(w) {
+		for _, t := range textproc.SharedTerms(w) {
 			strong[t] = true
 		}
 	}

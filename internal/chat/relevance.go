@@ -53,22 +53,25 @@ func withRelevance(c verify.Confidence, r Reading, placement string) verify.Conf
 	if c.TotalClaims == 0 || !r.Scope.InScope {
 		return c
 	}
-	addressed := map[string]bool{}
-	var shares []float64 // the share of the question each verified cited claim addresses
+	// The terms of the verified cited claims (lists shared with the
+	// memo, only read), and the share of the question each addresses.
+	var claimsBuf [32][]string
+	var sharesBuf [32]float64
+	claims, shares := claimsBuf[:0], sharesBuf[:0]
 	cited := 0
 	for _, v := range c.Verdicts {
 		if v.Status != verify.Verified || len(v.Citations) == 0 {
 			continue
 		}
 		cited++
-		terms := textproc.Terms(v.Claim)
-		for _, t := range terms {
-			addressed[t] = true
-		}
+		terms := textproc.SharedTerms(v.Claim)
+		claims = append(claims, terms)
 		share, _ := r.Addressed(func(stem string) bool { return slices.Contains(terms, stem) })
 		shares = append(shares, share)
 	}
-	coverage, _ := r.Addressed(func(stem string) bool { return addressed[stem] })
+	coverage, _ := r.Addressed(func(stem string) bool {
+		return slices.ContainsFunc(claims, func(terms []string) bool { return slices.Contains(terms, stem) })
+	})
 	slices.SortFunc(shares, func(a, b float64) int { return cmp.Compare(b, a) })
 	depth := 0.0
 	for _, s := range shares[:min(3, len(shares))] {

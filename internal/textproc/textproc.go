@@ -110,6 +110,12 @@ func Terms(text string) []string {
 	return slices.Clone(termLists.Get(text, terms))
 }
 
+// SharedTerms is Terms(text) without the copy: the slice may be the
+// memo's own, shared by every caller, who must only read it.
+func SharedTerms(text string) []string {
+	return termLists.Get(text, terms)
+}
+
 var termLists = memo.Bounded[string, []string]{Max: maxRememberedSplits, Remember: rememberText, MaxBytes: memo.Share(0.15), Size: listBytes}
 
 func terms(text string) []string {
@@ -126,7 +132,7 @@ func terms(text string) []string {
 // TermSet is Terms as a set.
 func TermSet(text string) map[string]bool {
 	set := map[string]bool{}
-	for _, t := range Terms(text) {
+	for _, t := range SharedTerms(text) {
 		set[t] = true
 	}
 	return set

@@ -453,7 +453,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 	}
 	var list []scored
 	best := 0.0
-	situation := textproc.Terms(t.reading.SituationTerms)
+	situation := textproc.SharedTerms(t.reading.SituationTerms)
 	for _, e := range t.all() {
 		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
 		// A scan rather than a set: the question has a handful of key

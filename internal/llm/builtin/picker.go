@@ -66,7 +66,7 @@ func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
 			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text)}
-		for _, term := range textproc.Terms(text) {
+		for _, term := range textproc.SharedTerms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
 			}
@@ -135,6 +135,8 @@ type picker struct {
 	cited map[string]int
 	// chosen are the sentences this answer cites, in order.
 	chosen []sentence
+	// cands is pick's list of candidates, kept for the next section.
+	cands []sentence
 	// analysed keeps each entity's sentences, so the sections of one
 	// answer list an entity once.
 	analysed map[string][]sentence
@@ -158,7 +160,7 @@ func (t turn) newPicker() *picker {
 			p.applied[a.Token] = a
 		}
 	}
-	for _, term := range textproc.Terms(t.reading.SituationTerms) {
+	for _, term := range textproc.SharedTerms(t.reading.SituationTerms) {
 		p.terms[term] = 0.4
 		p.importance[term] = situationImportance
 	}
@@ -271,7 +273,10 @@ type pickRule struct {
 }
 
 func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
-	var cands []sentence
+	// The candidates are only read here: one list serves every section
+	// of the answer.
+	cands := p.cands[:0]
+	defer func() { p.cands = cands[:0] }()
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
@@ -326,6 +331,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 		return cmp.Compare(b.score, a.score)
 	})
 	var out []sentence
+	if len(cands) > 0 {
+		out = make([]sentence, 0, min(n, len(cands)))
+	}
 	// Spread the answer over the knowledge read: an entity already cited
 	// twice gives way to one cited less, when there is one.
 	for pass := 0; pass < 2 && len(out) < n; pass++ {
