@@ -63,7 +63,7 @@ type rule struct {
 	// targetStems are each target's words stemmed (targetKeys split at
 	// its spaces), shared by every Related answer.
 	targetStems [][]string
-	weight     float64
+	weight      float64
 }
 
 // WeightedTerm is one term of an analysed query: a word or a phrase of
@@ -214,7 +214,6 @@ func (v *Vocabulary) Analyze(text string) []WeightedTerm {
 	}
 	return slices.Clone(out)
 }
-
 
 // The query's own terms fit Analyze's stack arrays.
 var _ [MaxExpandedTerms - MaxQueryTerms]struct{}
