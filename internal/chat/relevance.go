@@ -66,10 +66,10 @@ func withRelevance(c verify.Confidence, r Reading, placement string) verify.Conf
 		cited++
 		terms := textproc.SharedTerms(v.Claim)
 		claims = append(claims, terms)
-		share, _ := r.Addressed(func(stem string) bool { return slices.Contains(terms, stem) })
+		share := r.AddressedShare(func(stem string) bool { return slices.Contains(terms, stem) })
 		shares = append(shares, share)
 	}
-	coverage, _ := r.Addressed(func(stem string) bool {
+	coverage := r.AddressedShare(func(stem string) bool {
 		return slices.ContainsFunc(claims, func(terms []string) bool { return slices.Contains(terms, stem) })
 	})
 	slices.SortFunc(shares, func(a, b float64) int { return cmp.Compare(b, a) })

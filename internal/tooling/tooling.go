@@ -245,6 +245,30 @@ func (k KeyTerm) Importance() float64 { return k.Weight * (0.25 + 0.75*k.Specifi
 // of those it does not find at all, weightiest first; 0 when there are no
 // key terms.
 func (r Reading) Addressed(has func(stem string) bool) (float64, []string) {
+	return r.addressed(has, true)
+}
+
+// AddressedShare is Addressed's share alone, without listing the words
+// not found.
+func (r Reading) AddressedShare(has func(stem string) bool) float64 {
+	share, _ := r.addressed(has, false)
+	return share
+}
+
+func (r Reading) addressed(has func(stem string) bool, listMissing bool) (float64, []string) {
+	if !listMissing {
+		var total, found float64
+		for _, k := range r.KeyTerms {
+			total += k.Importance()
+			if credit := k.holds(has); credit > 0 {
+				found += credit * k.Importance()
+			}
+		}
+		if total == 0 {
+			return 0, nil
+		}
+		return found / total, nil
+	}
 	var total, found float64
 	var missing []string
 	weight := map[string]float64{}

@@ -459,7 +459,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// A scan rather than a set: the question has a handful of key
 		// terms, and a set of the entity's terms would be built anew
 		// for every framework of every turn.
-		fit, _ := t.reading.Addressed(func(stem string) bool {
+		fit := t.reading.AddressedShare(func(stem string) bool {
 			if slices.Contains(title, stem) {
 				return true
 			}
