@@ -64,7 +64,8 @@ func containsAny(s string, subs []string) bool {
 // match of re, and whether they are exactly re's matches (complete). ok is
 // false when re's syntax does not show such texts; an empty text among
 // them says no more. Only literals, alternations, captures,
-// concatenations and empty-width assertions are looked into; anything else
+// concatenations, optional parts (x?), repeated ones (x+: a match of x
+// begins it) and empty-width assertions are looked into; anything else
 // ends a concatenation's prefixes, or makes a pattern that begins with it
 // unknown.
 func literalPrefixes(re *syntax.Regexp) (prefixes []string, complete, ok bool) {
@@ -78,6 +79,17 @@ func literalPrefixes(re *syntax.Regexp) (prefixes []string, complete, ok bool) {
 		return []string{""}, true, true
 	case syntax.OpCapture:
 		return literalPrefixes(re.Sub[0])
+	case syntax.OpQuest:
+		// Nothing, or a match of its operand.
+		p, c, ok := literalPrefixes(re.Sub[0])
+		if !ok {
+			return []string{""}, false, true
+		}
+		return append(p, ""), c, true
+	case syntax.OpPlus:
+		// A match of its operand first.
+		p, _, ok := literalPrefixes(re.Sub[0])
+		return p, false, ok
 	case syntax.OpAlternate:
 		complete = true
 		for _, sub := range re.Sub {
