@@ -2,21 +2,23 @@ package chat
 
 import (
 	"regexp"
+	"slices"
 	"regexp/syntax"
 	"strings"
 	"unicode"
 )
 
-// shape is one of the scope's off_topic_patterns. Running a dozen
-// case-insensitive regexps over every question was most of the cost of the
-// scope rule, though nearly every question matches none; so each pattern
-// keeps, when its syntax shows them, the literal texts one of which begins
-// every match of it. A question that contains none of them cannot match,
-// and the regexp is not run.
+// shape is one of the scope's patterns (off topic, care, injection).
+// Running a few dozen case-insensitive regexps over every question was
+// most of the cost of the scope rule, though nearly every question
+// matches none; so each pattern keeps, when its syntax shows them, literal
+// texts one of which occurs in every match of it (requiredTexts). A
+// question that contains none of them cannot match, and the regexp is not
+// run.
 type shape struct {
 	re *regexp.Regexp
-	// prefixes are case-folded (see foldCase); nil when the pattern's
-	// matches need not begin with a literal text.
+	// prefixes are the texts, case-folded (see foldCase), one of which
+	// every match contains; nil when the pattern's syntax shows none.
 	prefixes []string
 }
 
@@ -30,16 +32,80 @@ func newShape(pattern string) shape {
 	if err != nil {
 		return sh // unreachable: MustCompile parsed it
 	}
-	prefixes, _, ok := literalPrefixes(parsed)
-	for _, p := range prefixes {
-		if p == "" {
-			ok = false // a match may begin anywhere
+	sh.prefixes = requiredTexts(parsed)
+	return sh
+}
+
+// requiredTexts returns texts (case-folded) one of which occurs in every
+// match of re, the most telling ones its syntax shows (the longest
+// shortest text), or nil when it shows none. Literal prefixes
+// (literalPrefixes) of re, or of any tail of a concatenation in it, are
+// such texts: "(?i)^\W*who (won|wrote)" must contain "who won" or "who
+// wrote", and "h.?1b" must contain "1b" (a better text than "h").
+func requiredTexts(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpCapture:
+		return requiredTexts(re.Sub[0])
+	case syntax.OpAlternate:
+		// Each alternative must hold one of its own.
+		var out []string
+		for _, sub := range re.Sub {
+			r := requiredTexts(sub)
+			if r == nil || len(out)+len(r) > maxPrefixes {
+				return nil
+			}
+			out = append(out, r...)
+		}
+		return out
+	case syntax.OpConcat:
+		var best []string
+		for i := range re.Sub {
+			tail := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[i:]}
+			if p, _, ok := literalPrefixes(tail); ok && tellsMore(p, best) {
+				best = p
+			}
+			if r := requiredTexts(re.Sub[i]); tellsMore(r, best) {
+				best = r
+			}
+		}
+		return best
+	case syntax.OpPlus:
+		return requiredTexts(re.Sub[0])
+	}
+	if p, _, ok := literalPrefixes(re); ok && tellsMore(p, nil) {
+		return p
+	}
+	return nil
+}
+
+// tellsMore reports whether the texts a filter a question better than the
+// texts b (nil for none): a has no empty text, and its shortest text is
+// longer than b's, or as long with fewer texts.
+func tellsMore(a, b []string) bool {
+	if len(a) == 0 || slices.Contains(a, "") {
+		return false
+	}
+	if len(b) == 0 {
+		return true
+	}
+	return shortest(a) > shortest(b) || shortest(a) == shortest(b) && len(a) < len(b)
+}
+
+// shortest is the least length of the texts, a text with a character
+// other than a letter or a space (a digit, a hyphen) counting one more:
+// prose has fewer of them ("2" is rarer than "w").
+func shortest(list []string) int {
+	n := -1
+	for _, s := range list {
+		l := len(s)
+		if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != ' ' }) >= 0 {
+			l++
+		}
+		if n < 0 || l < n {
+			n = l
 		}
 	}
-	if ok {
-		sh.prefixes = prefixes
-	}
-	return sh
+	return n
 }
 
 // find returns the leftmost match of the pattern in text, or "". folded is

@@ -6,19 +6,21 @@ import (
 	"testing"
 )
 
-func TestLiteralPrefixes(t *testing.T) {
+func TestRequiredTexts(t *testing.T) {
 	for pattern, want := range map[string][]string{
 		`(?i)\bopening (hours|times)\b`:      {"OPENING HOURS", "OPENING TIMES"},
 		`(?i)\b(c\+\+|c#|go) code`:           {"C++ CODE", "C# CODE", "GO CODE"},
 		`\bmy (dog|cats?) `:                  {"MY DOG ", "MY CATS ", "MY CAT "},
 		`(?i)\b(write|fix) (me )?(a )?shell`: {"WRITE ME A SHELL", "WRITE ME SHELL", "WRITE A SHELL", "WRITE SHELL", "FIX ME A SHELL", "FIX ME SHELL", "FIX A SHELL", "FIX SHELL"},
-		`(?i)\b(best )?(stocks?|bitcoin) to`: {"BEST STOCKS TO", "BEST STOCK TO", "BEST BITCOIN TO", "STOCKS TO", "STOCK TO", "BITCOIN TO"},
+		`(?i)\b(best )?(stocks?|bitcoin) to`: {"STOCKS TO", "STOCK TO", "BITCOIN TO"},
 		`(?i)\b(ab)+c`:                       {"AB"},
-		`x?y`:                                {"XY", "Y"},
+		`x?y`:                                {"Y"},
 		`x?\w`:                               nil,
-		`(?i)\b[a-z]+_[a-z]+\b`:              nil,
-		`(?i)^\W*who (won|invented)`:         nil,
-		`a*b`:                                nil,
+		`(?i)\b[a-z]+_[a-z]+\b`:              {"_"},
+		`(?i)^\W*who (won|invented)`:         {"WHO WON", "WHO INVENTED"},
+		`a*b`:                                {"B"},
+		`(?i)\b(irs|w.?2s?)\b`:               {"IRS", "2"},
+		`a|b*`:                               nil,
 	} {
 		if got := newShape(pattern).prefixes; !slices.Equal(got, want) {
 			t.Errorf("%s: prefixes %q, want %q", pattern, got, want)
