@@ -58,11 +58,15 @@ func requiredTexts(re *syntax.Regexp) []string {
 		}
 		return out
 	case syntax.OpConcat:
+		// Every run of parts, from each part on, as far as its literal
+		// prefixes go (a longer run gives longer texts, but more of them).
 		var best []string
 		for i := range re.Sub {
-			tail := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[i:]}
-			if p, _, ok := literalPrefixes(tail); ok && tellsMore(p, best) {
-				best = p
+			for j := i + 1; j <= len(re.Sub); j++ {
+				run := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[i:j]}
+				if p, _, ok := literalPrefixes(run); ok && tellsMore(p, best) {
+					best = p
+				}
 			}
 			if r := requiredTexts(re.Sub[i]); tellsMore(r, best) {
 				best = r
@@ -80,7 +84,9 @@ func requiredTexts(re *syntax.Regexp) []string {
 
 // tellsMore reports whether the texts a filter a question better than the
 // texts b (nil for none): a has no empty text, and its shortest text is
-// longer than b's, or as long with fewer texts.
+// longer than b's, or as long with fewer texts. Past telling (six
+// characters) length no longer counts, only the number of texts to look
+// for in every question.
 func tellsMore(a, b []string) bool {
 	if len(a) == 0 || slices.Contains(a, "") {
 		return false
@@ -88,8 +94,13 @@ func tellsMore(a, b []string) bool {
 	if len(b) == 0 {
 		return true
 	}
-	return shortest(a) > shortest(b) || shortest(a) == shortest(b) && len(a) < len(b)
+	la, lb := min(shortest(a), telling), min(shortest(b), telling)
+	return la > lb || la == lb && len(a) < len(b)
 }
+
+// telling is the length of a required text past which a longer one
+// hardly filters better.
+const telling = 6
 
 // shortest is the least length of the texts, a text with a character
 // other than a letter or a space (a digit, a hyphen) counting one more:

@@ -8,10 +8,10 @@ import (
 
 func TestRequiredTexts(t *testing.T) {
 	for pattern, want := range map[string][]string{
-		`(?i)\bopening (hours|times)\b`:      {"OPENING HOURS", "OPENING TIMES"},
+		`(?i)\bopening (hours|times)\b`:      {"OPENING "},
 		`(?i)\b(c\+\+|c#|go) code`:           {"C++ CODE", "C# CODE", "GO CODE"},
-		`\bmy (dog|cats?) `:                  {"MY DOG ", "MY CATS ", "MY CAT "},
-		`(?i)\b(write|fix) (me )?(a )?shell`: {"WRITE ME A SHELL", "WRITE ME SHELL", "WRITE A SHELL", "WRITE SHELL", "FIX ME A SHELL", "FIX ME SHELL", "FIX A SHELL", "FIX SHELL"},
+		`\bmy (dog|cats?) `:                  {"MY DOG", "MY CATS", "MY CAT"},
+		`(?i)\b(write|fix) (me )?(a )?shell`: {" ME A SHELL", " ME SHELL", " A SHELL", " SHELL"},
 		`(?i)\b(best )?(stocks?|bitcoin) to`: {"STOCKS TO", "STOCK TO", "BITCOIN TO"},
 		`(?i)\b(ab)+c`:                       {"AB"},
 		`x?y`:                                {"Y"},
