@@ -2,8 +2,8 @@ package chat
 
 import (
 	"regexp"
-	"slices"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 )
