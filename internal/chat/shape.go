@@ -64,8 +64,12 @@ func requiredTexts(re *syntax.Regexp) []string {
 		for i := range re.Sub {
 			for j := i + 1; j <= len(re.Sub); j++ {
 				run := &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: re.Sub[i:j]}
-				if p, _, ok := literalPrefixes(run); ok && tellsMore(p, best) {
+				p, complete, ok := literalPrefixes(run)
+				if ok && tellsMore(p, best) {
 					best = p
+				}
+				if !ok || !complete {
+					break // a longer run has the same prefixes
 				}
 			}
 			if r := requiredTexts(re.Sub[i]); tellsMore(r, best) {
