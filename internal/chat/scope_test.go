@@ -348,6 +348,10 @@ func TestScopeWords(t *testing.T) {
 		{"how do i get past the brush off on cold calls", true},
 		{"people keep saying send me some info and then ghost", true},
 		{"how to stop scope creep", true},
+		// Another language, read through the glossary.
+		{"Unsere Schreinerei hat zwölf Mitarbeiter, aber die Endmontage ist der Engpass und die Aufträge stauen sich.", true},
+		{"Nos factures impayées s'accumulent et notre trésorerie baisse chaque mois.", true},
+		{"Quelle heure est-il à Paris ?", false},
 	}
 	for _, c := range cases {
 		if got := chat.AssessScope(c.q, nil); got.InScope != c.want {
