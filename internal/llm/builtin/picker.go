@@ -127,6 +127,10 @@ type picker struct {
 	// used holds the normalised lines already said, earlier in the
 	// conversation or in this answer.
 	used map[string]bool
+	// earlier holds the lines said in earlier answers of the conversation
+	// (a subset of used): a later step of a sequence may follow one of
+	// them, since the user has it just above.
+	earlier map[string]bool
 	// avoid holds stems of what was already tried: a sentence that is
 	// mostly about it is not offered again.
 	avoid map[string]bool
@@ -150,7 +154,7 @@ type picker struct {
 }
 
 func (t turn) newPicker() *picker {
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{},
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{}, avoid: map[string]bool{},
 		cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	if t.diagnosisApplies() {
 		for _, a := range t.diagnosis.Applications {
@@ -175,8 +179,10 @@ func (t turn) newPicker() *picker {
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
 			p.used[analyse(line).key] = true
+			p.earlier[analyse(line).key] = true
 			for _, s := range textproc.Sentences(line) {
 				p.used[analyse(s).key] = true
+				p.earlier[analyse(s).key] = true
 			}
 		}
 	}
@@ -228,9 +234,11 @@ func (p *picker) best(entities []*entityResult, n int, loose bool, kinds ...stri
 }
 
 // pickRule says which sentences a section may take: loose lets the first
-// entity speak even where it shares little with the question; least is
-// the overlap a sentence needs otherwise; actions prefers sentences that
-// say what to do.
+// entity speak even where it shares little with the question (in a later
+// turn of a conversation, the first of the two best that has something left to say: the
+// earlier answers may have used up the best-fitting one); least is the
+// overlap a sentence needs otherwise; actions prefers sentences that say
+// what to do.
 type pickRule struct {
 	loose       bool
 	least       float64
@@ -246,12 +254,19 @@ type pickRule struct {
 
 func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...string) []sentence {
 	var cands []sentence
+	looseAt := -1 // the entity that may speak loosely, once known
+	if len(p.earlier) == 0 {
+		looseAt = 0
+	}
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
 				continue
 			}
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
+				continue
+			}
+			if rule.actionsOnly && !(s.kind == "step" || s.analysis.action) {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
@@ -265,6 +280,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if avoided >= 2 {
 				continue // about what was tried
 			}
+			if looseAt < 0 && i < 2 && (s.follows == "" || p.earlier[s.follows]) {
+				looseAt = i // the first entity with a sentence it may still say
+			}
 			// A question's word the sentence says in the knowledge base's
 			// own words ("economic buyer" for "CFO") counts for part.
 			for _, k := range p.related {
@@ -276,15 +294,11 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 				}
 			}
 			s.score = important / (1 + 0.05*float64(len(s.terms)))
-			action := s.kind == "step" || s.analysis.action
-			if rule.actionsOnly && !action {
-				continue
-			}
-			if rule.actions && action {
+			if rule.actions && (s.kind == "step" || s.analysis.action) {
 				s.score += 1
 			}
 			s.strong = overlap >= rule.least
-			if !s.strong && !(rule.loose && i == 0) {
+			if !s.strong && !(rule.loose && i == looseAt) {
 				continue
 			}
 			cands = append(cands, s)
@@ -310,10 +324,10 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
-			if c.follows != "" && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
+			if c.follows != "" && !p.earlier[c.follows] && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
 				// A later step of a sequence, out of its context: the step
-				// before it must be in this answer (said in an earlier turn,
-				// it is too far back to lean on).
+				// before it must be in this answer or an earlier one of the
+				// conversation.
 				continue
 			}
 			p.cited[c.entity.Token]++
