@@ -21,6 +21,11 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 // no single author).
 var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b`)
 
+// danglingOpener finds a sentence that opens by pointing back at the one
+// before it ("It...", "They...", "All three...", "This approach..."): quoted
+// on its own, what it points at is missing.
+var danglingOpener = regexp.MustCompile(`^(It|Its|It's|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
+
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
 // catalog's application of a framework (kinds application and step) in
@@ -52,6 +57,9 @@ type analysis struct {
 	// worked out once per text: every section's pick asks it of every
 	// sentence read.
 	action bool
+	// dangling is whether it opens by pointing back at a sentence before
+	// it (danglingOpener), so it cannot be quoted alone.
+	dangling bool
 }
 
 // analyses remembers analyse's results: every turn analyses again the
@@ -64,7 +72,8 @@ var analyses = texts[*analysis](20_000, 4096, 0.1, 4) // the text, its key and i
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
-			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text)}
+			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text),
+			dangling: danglingOpener.MatchString(text)}
 		for _, term := range textproc.Terms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
@@ -260,8 +269,8 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	}
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
-			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
-				continue
+			if !slices.Contains(kinds, s.kind) || p.used[s.key] || s.dangling {
+				continue // a sentence pointing back at one before it still counts in the fit, but is never quoted alone
 			}
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
 				continue
