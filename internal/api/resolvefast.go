@@ -23,12 +23,21 @@ import (
 // parseResolveBody returns the tokens of a resolve body of the plain shape,
 // and false for any other body.
 func parseResolveBody(body []byte) ([]tokenRef, bool) {
+	return appendResolveBody(make([]tokenRef, 0, 8), body)
+}
+
+// resolveRefs are the token lists rememberResolves parses bodies into,
+// given back once the answer is made (an answer keeps no token).
+var resolveRefs = sync.Pool{New: func() any { r := make([]tokenRef, 0, 32); return &r }}
+
+// appendResolveBody is parseResolveBody appending the tokens to refs,
+// whose elements it overwrites.
+func appendResolveBody(refs []tokenRef, body []byte) ([]tokenRef, bool) {
 	p := resolveParser{b: body}
 	p.space()
 	if !p.byte('{') || !p.key("tokens") || !p.byte('[') {
 		return nil, false
 	}
-	refs := make([]tokenRef, 0, 8)
 	for {
 		ref, ok := p.tokenRef()
 		if !ok || len(refs) == MaxResolveTokens {
