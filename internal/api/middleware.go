@@ -124,6 +124,12 @@ func observe(logger *slog.Logger, m *metrics, now func() time.Time, routeOf func
 			}
 			m.requests.WithLabelValues(pattern, r.Method, strconv.Itoa(status)).Inc()
 			m.latency.WithLabelValues(pattern, r.Method).Observe(elapsed.Seconds())
+			// The line is built only when it is written (LogAttrs asks the
+			// same question first): at a level above info, as under load
+			// tests, it costs nothing.
+			if !logger.Enabled(r.Context(), slog.LevelInfo) {
+				return
+			}
 			remote := r.RemoteAddr
 			if a := ClientIP(r, trusted); a.IsValid() {
 				remote = a.String()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -86,16 +87,17 @@ func (s *Server) preview(ctx context.Context, in *previewInput) (*previewOutput,
 	if err != nil {
 		return nil, problemFromError(ctx, s.Logger, err)
 	}
-	return s.previewOutputOf(ctx, p)
+	return s.previewOutputOf(ctx, p, s.Logger)
 }
 
-// previewOutputOf attaches titles to a preview: its typed answer.
-func (s *Server) previewOutputOf(ctx context.Context, p *diagnose.Preview) (*previewOutput, error) {
+// previewOutputOf attaches titles to a preview: its typed answer. A
+// failure is logged to logger.
+func (s *Server) previewOutputOf(ctx context.Context, p *diagnose.Preview, logger *slog.Logger) (*previewOutput, error) {
 	// Titles come from the knowledge store, so tokens and titles always
 	// agree with /resolve.
 	found, err := s.Knowledge.Entities(ctx, p.Citations)
 	if err != nil {
-		return nil, problemFromError(ctx, s.Logger, err)
+		return nil, problemFromError(ctx, logger, err)
 	}
 	out := &previewOutput{}
 	b := &out.Body
@@ -180,42 +182,60 @@ func (m *previewMemo) put(version int64, pair previewPair, p *previewPieces) {
 // preview's output, in one write with its length: the match encoded for
 // this request between the remembered pieces of its pair.
 func (s *Server) previewJSON(ctx context.Context, in *previewInput) (*resolveRawOutput, error) {
+	answer, err := s.previewAnswerOf(ctx, in, s.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &resolveRawOutput{Body: func(hc huma.Context) { writeAssembled(hc, answer.appendTo) }}, nil
+}
+
+// previewAnswer is a preview answer as previewJSON writes it: the match
+// of this request between the remembered pieces of its pair.
+type previewAnswer struct {
+	match  *diagnose.Preview
+	pieces *previewPieces
+}
+
+// appendTo appends the answer's body to b.
+func (a previewAnswer) appendTo(b []byte) []byte {
+	b = append(b, a.pieces.head...)
+	b = appendPreviewMatch(b, a.match)
+	return append(b, a.pieces.tail...)
+}
+
+// previewAnswerOf returns the answer to in, or the problem huma writes; a
+// failure is logged to logger.
+func (s *Server) previewAnswerOf(ctx context.Context, in *previewInput, logger *slog.Logger) (previewAnswer, error) {
 	p, err := s.Diagnosis.PreviewMatch(ctx, diagnose.PreviewRequest{
 		Vertical: in.Body.Vertical, ArchetypeID: in.Body.ArchetypeID, FreeText: in.Body.FreeText,
 	})
 	if err != nil {
-		return nil, problemFromError(ctx, s.Logger, err)
+		return previewAnswer{}, problemFromError(ctx, logger, err)
 	}
 	version, err := s.Knowledge.KnowledgeVersion(ctx)
 	if err != nil {
-		return nil, problemFromError(ctx, s.Logger, err)
+		return previewAnswer{}, problemFromError(ctx, logger, err)
 	}
 	pair := previewPair{p.Vertical.ID, p.Archetype.ID}
 	pieces, ok := s.previews.get(version, pair)
 	if !ok {
-		if pieces, err = s.previewPiecesOf(ctx, p); err != nil {
-			return nil, err
+		if pieces, err = s.previewPiecesOf(ctx, p, logger); err != nil {
+			return previewAnswer{}, err
 		}
 		s.previews.put(version, pair, pieces)
 	}
-	return &resolveRawOutput{Body: func(hc huma.Context) {
-		writeAssembled(hc, func(b []byte) []byte {
-			b = append(b, pieces.head...)
-			b = appendPreviewMatch(b, p)
-			return append(b, pieces.tail...)
-		})
-	}}, nil
+	return previewAnswer{p, pieces}, nil
 }
 
 // previewPiecesOf encodes the pieces of p's pair from its typed answer.
-func (s *Server) previewPiecesOf(ctx context.Context, p *diagnose.Preview) (*previewPieces, error) {
+func (s *Server) previewPiecesOf(ctx context.Context, p *diagnose.Preview, logger *slog.Logger) (*previewPieces, error) {
 	full := *p
 	var err error
 	full.Applications, full.Citations, err = s.Diagnosis.Applications(p.Vertical.ID, p.Archetype.ID)
 	if err != nil {
-		return nil, problemFromError(ctx, s.Logger, err)
+		return nil, problemFromError(ctx, logger, err)
 	}
-	out, err := s.previewOutputOf(ctx, &full)
+	out, err := s.previewOutputOf(ctx, &full, logger)
 	if err != nil {
 		return nil, err
 	}

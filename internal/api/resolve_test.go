@@ -126,11 +126,23 @@ func TestResolveRemembersAnswers(t *testing.T) {
 	for range 2 {
 		assertProblem(t, f.do(t, "POST", "/api/assistant/v1/resolve", `{"tokens":[]}`), 400)
 	}
-	if r := f.do(t, "POST", "/api/assistant/v1/resolve", `{"tokens":[{"type":"framework","slug":"okrs"}]}`); r.Code != 200 {
+	// Another body is looked up (its token that did not resolve: a token
+	// that resolved before is taken from tokenCards, below).
+	if r := f.do(t, "POST", "/api/assistant/v1/resolve", `{"tokens":[{"type":"paper","slug":"missing"},{"type":"framework","slug":"okrs"}]}`); r.Code != 200 {
 		t.Fatalf("another body: %d %s", r.Code, r.Body)
 	}
 	if n := store.lookups.Load(); n != 2 {
 		t.Errorf("%d lookups after a new body, want 2", n)
+	}
+	// A new body of tokens that resolved before at this knowledge version
+	// needs no lookup, and answers as huma would.
+	again := `{"tokens":[{"type":"framework","slug":"okrs"},{"type":"blog","slug":"BAD"}]}`
+	r := f.do(t, "POST", "/api/assistant/v1/resolve", again)
+	if n := store.lookups.Load(); n != 2 {
+		t.Errorf("%d lookups after a body of tokens resolved before, want 2", n)
+	}
+	if want, err := f.srv.ResolveEncoded(t.Context(), again); err != nil || r.Code != 200 || !bytes.Equal(r.Body.Bytes(), want) {
+		t.Errorf("a body of remembered tokens: %d %s\nhuma: %s %v", r.Code, r.Body, want, err)
 	}
 }
 

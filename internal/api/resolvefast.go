@@ -2,6 +2,10 @@ package api
 
 import (
 	"context"
+	"slices"
+	"sync"
+
+	"github.com/constraintlab/assistant/internal/assistant"
 )
 
 // A resolve body not answered from memory is, nearly always, the plain
@@ -19,12 +23,21 @@ import (
 // parseResolveBody returns the tokens of a resolve body of the plain shape,
 // and false for any other body.
 func parseResolveBody(body []byte) ([]tokenRef, bool) {
+	return appendResolveBody(make([]tokenRef, 0, 8), body)
+}
+
+// resolveRefs are the token lists rememberResolves parses bodies into,
+// given back once the answer is made (an answer keeps no token).
+var resolveRefs = sync.Pool{New: func() any { r := make([]tokenRef, 0, 32); return &r }}
+
+// appendResolveBody is parseResolveBody appending the tokens to refs,
+// whose elements it overwrites.
+func appendResolveBody(refs []tokenRef, body []byte) ([]tokenRef, bool) {
 	p := resolveParser{b: body}
 	p.space()
 	if !p.byte('{') || !p.key("tokens") || !p.byte('[') {
 		return nil, false
 	}
-	refs := make([]tokenRef, 0, 8)
 	for {
 		ref, ok := p.tokenRef()
 		if !ok || len(refs) == MaxResolveTokens {
@@ -150,21 +163,126 @@ func internTokenType(v []byte) string {
 }
 
 // resolveAnswerOf returns the answer to a resolve of refs, as resolveJSON
-// would write it.
+// would write it: the tokens that resolve, in request order and once,
+// then those that do not (resolveTokens gives the same). A token's card
+// is taken from tokenCards when it resolved before at the current
+// knowledge version; only the others are looked up in the store, so a
+// batch of tokens seen before builds no map of entities.
 func (s *Server) resolveAnswerOf(ctx context.Context, refs []tokenRef) (*resolveAnswer, error) {
-	found, resolved, unresolved, err := s.resolveTokens(ctx, refs)
-	if err != nil {
-		return nil, err
+	version, verr := s.Knowledge.KnowledgeVersion(ctx)
+	remembered := verr == nil
+	type item struct {
+		ref   tokenRef
+		token assistant.Token
+		valid bool
+		card  []byte // nil: not remembered (looked up), or does not resolve
 	}
-	cards := make([][]byte, len(resolved))
-	for i, t := range resolved {
-		cards[i] = s.cards.json(found[t], s.card)
+	items := make([]item, 0, len(refs))
+	var seen map[tokenRef]bool
+	if len(refs) > 32 {
+		seen = make(map[tokenRef]bool, len(refs))
+	}
+	missing := 0
+	s.tokenCards.mu.RLock()
+	current := remembered && s.tokenCards.version == version
+	for _, ref := range refs {
+		if seen != nil {
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+		} else if slices.ContainsFunc(items, func(it item) bool { return it.ref == ref }) {
+			continue
+		}
+		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
+		it := item{ref: ref, token: t, valid: t.Valid()}
+		if it.valid {
+			if current {
+				it.card = s.tokenCards.cards[ref]
+			}
+			if it.card == nil {
+				missing++
+			}
+		}
+		items = append(items, it)
+	}
+	s.tokenCards.mu.RUnlock()
+
+	if missing > 0 {
+		lookup := make([]assistant.Token, 0, missing)
+		for _, it := range items {
+			if it.valid && it.card == nil {
+				lookup = append(lookup, it.token)
+			}
+		}
+		found, err := s.Knowledge.Entities(ctx, lookup)
+		if err != nil {
+			return nil, err
+		}
+		for i := range items {
+			if it := &items[i]; it.valid && it.card == nil {
+				if e, ok := found[it.token]; ok {
+					it.card = s.cards.json(e, s.card)
+					if remembered {
+						s.tokenCards.put(version, it.ref, it.card)
+					}
+				}
+			}
+		}
+	}
+
+	resolved := 0
+	for _, it := range items {
+		if it.card != nil {
+			resolved++
+		}
+	}
+	cards := make([][]byte, 0, resolved)
+	var unresolved []unresolvedToken
+	if resolved < len(items) {
+		unresolved = make([]unresolvedToken, 0, len(items)-resolved)
+	}
+	for _, it := range items {
+		switch {
+		case !it.valid:
+			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "invalid"})
+		case it.card == nil:
+			unresolved = append(unresolved, unresolvedToken{Type: it.ref.Type, Slug: it.ref.Slug, Reason: "not_found"})
+		default:
+			cards = append(cards, it.card)
+		}
 	}
 	rest, err := unresolvedJSON(unresolved)
 	if err != nil {
 		return nil, err
 	}
 	return newResolveAnswer(cards, rest), nil
+}
+
+// tokenCardMemo remembers the card JSON of each token that resolved at one
+// knowledge version (as requested, so an alias has its own entry with its
+// target's card); a new version, or a full memo, starts it again. The
+// card of a token is a function of the knowledge at a version (cardCache
+// holds the bytes), so a token resolved before needs no lookup. Tokens
+// that did not resolve are not remembered: they are looked up each time.
+type tokenCardMemo struct {
+	mu      sync.RWMutex
+	version int64
+	cards   map[tokenRef][]byte
+}
+
+// maxRememberedTokenCards bounds tokenCardMemo; the tokens that resolve
+// are the knowledge base's and their aliases'.
+const maxRememberedTokenCards = 20_000
+
+// put remembers card as the card of ref at version.
+func (m *tokenCardMemo) put(version int64, ref tokenRef, card []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.version != version || m.cards == nil || len(m.cards) >= maxRememberedTokenCards {
+		m.version, m.cards = version, map[tokenRef][]byte{}
+	}
+	m.cards[ref] = card
 }
 
 // unresolvedJSON encodes the unresolved tokens as huma's JSON format does.

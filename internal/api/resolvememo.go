@@ -154,13 +154,18 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 		}
 		// A body of the plain shape is answered here, without huma's two
 		// decodes (resolvefast.go); any other goes to huma.
-		if refs, ok := parseResolveBody(body); ok {
-			if answer, err := s.resolveAnswerOf(r.Context(), refs); err == nil {
+		pooled := resolveRefs.Get().(*[]tokenRef)
+		if refs, ok := appendResolveBody((*pooled)[:0], body); ok {
+			answer, err := s.resolveAnswerOf(r.Context(), refs)
+			clear(refs) // the pool keeps no slug
+			*pooled = refs[:0]
+			resolveRefs.Put(pooled)
+			if err == nil {
 				s.resolves.put(version, body, answer)
 				writeJSONAnswer(w, answer)
 				return
 			}
-		}
+		} // a body not of the plain shape leaves its list to the collector
 		ctx := context.WithValue(r.Context(), rememberKey, rememberedResolve{version, body})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -92,6 +92,8 @@ func (s *Server) handler() (http.Handler, []string) {
 
 	// Answers to bodies seen before come from memory (resolvememo.go).
 	public.wrap[http.MethodPost+" "+publicPrefix+"/resolve"] = s.rememberResolves
+	// Preview bodies of the plain shape are read without huma (previewfast.go).
+	public.wrap[http.MethodPost+" "+publicPrefix+"/preview"] = s.plainPreviews
 	// Chat, verify and the completions share the key's budget (D22).
 	v1.wrap[http.MethodPost+" /api/v1/chat"] = keyLimit(writeProblem)
 	v1.wrap[http.MethodPost+" /api/v1/verify"] = keyLimit(writeProblem)

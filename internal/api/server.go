@@ -105,5 +105,6 @@ type Server struct {
 	leaderboards leaderboardCache
 	cards        cardCache
 	resolves     resolveMemo
+	tokenCards   tokenCardMemo
 	previews     previewMemo
 }

@@ -1,6 +1,9 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+	"sync"
+)
 
 // The HTTP surface is a router of surfaces (routes.go): the root mux sends
 // each request, by the prefix of its path, to the surface that owns it;
@@ -12,7 +15,20 @@ import "net/http"
 type router struct {
 	mux      *http.ServeMux
 	patterns []string // every route pattern of every surface, in order
+
+	// found remembers pattern's answers by what the muxes match on (the
+	// routes are all registered before the first request), for up to
+	// maxRememberedPaths requests' method, host and path.
+	mu    sync.RWMutex
+	found map[routeQuery]string
 }
+
+// routeQuery is what ServeMux matches a request on.
+type routeQuery struct{ method, host, path, rawPath string }
+
+// maxRememberedPaths bounds router.found: paths are the clients' to
+// choose, and past the bound the muxes are asked each time.
+const maxRememberedPaths = 4096
 
 func newRouter() *router { return &router{mux: http.NewServeMux()} }
 
@@ -38,6 +54,27 @@ func (rt *router) mount(s *surface, paths ...string) {
 // surface's own route, not the prefix that chose the surface ("" when no
 // route matches).
 func (rt *router) pattern(r *http.Request) string {
+	q := routeQuery{r.Method, r.Host, r.URL.Path, r.URL.RawPath}
+	rt.mu.RLock()
+	p, ok := rt.found[q]
+	rt.mu.RUnlock()
+	if ok {
+		return p
+	}
+	p = rt.lookup(r)
+	rt.mu.Lock()
+	if len(rt.found) < maxRememberedPaths {
+		if rt.found == nil {
+			rt.found = map[routeQuery]string{}
+		}
+		rt.found[q] = p
+	}
+	rt.mu.Unlock()
+	return p
+}
+
+// lookup is pattern, asking the muxes.
+func (rt *router) lookup(r *http.Request) string {
 	h, p := rt.mux.Handler(r)
 	if s, ok := h.(*surface); ok {
 		_, p = s.mux.Handler(r)

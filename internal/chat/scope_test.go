@@ -198,6 +198,32 @@ func TestFollowUpWithHistoryDiffers(t *testing.T) {
 	}
 }
 
+// TestFollowUpStillGivesSteps: a second turn that reports what was tried
+// still says what to do next, when the earlier answer already used the
+// best-fitting framework's first steps: its later steps may follow the
+// ones said before, and the next framework speaks where it has run out.
+func TestFollowUpStillGivesSteps(t *testing.T) {
+	s, _ := fullService(t)
+	ctx := context.Background()
+	first := "Jobs queue up in front of our paint booth; the other stations wait and lead time doubled since spring."
+	r1, _, err := s.Run(ctx, chat.Request{Message: first, Mode: "operator", Vertical: "manufacturing"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r1.Response, "\n1. ") {
+		t.Fatalf("the first answer has no steps:\n%s", r1.Response)
+	}
+	follow := "We already put a second painter on the booth for a month and the queue barely moved. What now?"
+	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
+	r2, _, err := s.Run(ctx, chat.Request{Message: follow, Mode: "operator", Vertical: "manufacturing", History: history}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r2.Response, "\n2. ") {
+		t.Errorf("the follow-up says little to do next:\n%s", r2.Response)
+	}
+}
+
 // newTokens counts the citation tokens of later that earlier does not cite.
 func newTokens(earlier, later string) int {
 	n := 0
@@ -348,6 +374,10 @@ func TestScopeWords(t *testing.T) {
 		{"how do i get past the brush off on cold calls", true},
 		{"people keep saying send me some info and then ghost", true},
 		{"how to stop scope creep", true},
+		// Another language, read through the glossary.
+		{"Unsere Schreinerei hat zwölf Mitarbeiter, aber die Endmontage ist der Engpass und die Aufträge stauen sich.", true},
+		{"Nos factures impayées s'accumulent et notre trésorerie baisse chaque mois.", true},
+		{"Quelle heure est-il à Paris ?", false},
 	}
 	for _, c := range cases {
 		if got := chat.AssessScope(c.q, nil); got.InScope != c.want {

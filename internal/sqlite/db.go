@@ -30,6 +30,9 @@ type DB struct {
 	db    *sql.DB
 	now   func() time.Time
 	turns turnQueue // RecordTurn's group commit
+	stmts stmtCache // prepared statements of the turn writes (stmts.go)
+	// settings remembers the workspaces' review settings (review.go).
+	settings reviewSettingCache
 }
 
 var (
@@ -99,7 +102,10 @@ func (s *DB) Migrate(ctx context.Context) ([]string, error) {
 }
 
 // Close closes the database.
-func (s *DB) Close() error { return s.db.Close() }
+func (s *DB) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
 
 // Ping checks that the database answers a query.
 func (s *DB) Ping(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -13,15 +14,91 @@ import (
 // dayMS is a day in milliseconds, the unit of the reviews' times.
 const dayMS = int64(24 * time.Hour / time.Millisecond)
 
-// ReviewSetting implements assistant.ReviewSettings.
+// ReviewSetting implements assistant.ReviewSettings. Every chat turn
+// asks it (chat.KeepForReview), so a workspace's setting is remembered
+// (reviewSettingCache): a change made through this DB (SetReviewSetting,
+// LoadFrom) is seen by every read that starts after it returns; one made
+// by another process on the same file, within reviewSettingTTL.
 func (s *DB) ReviewSetting(ctx context.Context, workspace string) (assistant.ReviewSetting, error) {
+	if rs, ok := s.settings.get(workspace); ok {
+		return rs, nil
+	}
+	gen := s.settings.generation()
 	var rs assistant.ReviewSetting
 	err := s.db.QueryRowContext(ctx, `SELECT enabled, retention_days FROM review_settings WHERE workspace = ?`, workspace).
 		Scan(&rs.Enabled, &rs.RetentionDays)
 	if errors.Is(err, sql.ErrNoRows) {
-		return assistant.ReviewSetting{}, nil
+		rs, err = assistant.ReviewSetting{}, nil
 	}
-	return rs, err
+	if err != nil {
+		return rs, err
+	}
+	s.settings.put(workspace, rs, gen)
+	return rs, nil
+}
+
+// reviewSettingTTL is how long a remembered review setting is used
+// before it is read again: the bound on seeing a change another process
+// made to the same file. Changes through this DB are seen at once.
+const reviewSettingTTL = time.Second
+
+// maxRememberedSettings bounds the workspaces whose setting is
+// remembered; a full cache starts again.
+const maxRememberedSettings = 4096
+
+// reviewSettingCache remembers the workspaces' review settings as read.
+// A write through the DB moves the generation on and forgets them all; a
+// read that started before a write does not store what it read, so a
+// setting read before a change is never served after the change.
+type reviewSettingCache struct {
+	mu       sync.Mutex
+	gen      uint64
+	settings map[string]rememberedSetting
+}
+
+type rememberedSetting struct {
+	rs   assistant.ReviewSetting
+	read time.Time // monotonic
+}
+
+// get returns the remembered setting of workspace, if read within the TTL.
+func (c *reviewSettingCache) get(workspace string) (assistant.ReviewSetting, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.settings[workspace]
+	if !ok || time.Since(r.read) >= reviewSettingTTL {
+		return assistant.ReviewSetting{}, false
+	}
+	return r.rs, true
+}
+
+// generation returns the generation a read starts at.
+func (c *reviewSettingCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put remembers rs, read at generation gen, unless a write came since.
+func (c *reviewSettingCache) put(workspace string, rs assistant.ReviewSetting, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.settings == nil || len(c.settings) >= maxRememberedSettings {
+		c.settings = make(map[string]rememberedSetting)
+	}
+	c.settings[workspace] = rememberedSetting{rs: rs, read: time.Now()}
+}
+
+// forget drops every remembered setting and moves the generation on;
+// writers call it once their write is done (committed or not).
+func (c *reviewSettingCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.settings = nil
 }
 
 // SetReviewSetting implements assistant.ReviewSettings and, for the turns
@@ -32,6 +109,7 @@ func (s *DB) SetReviewSetting(ctx context.Context, workspace string, rs assistan
 		return assistant.Errorf(assistant.EInvalid, "a review setting keeps turns for 1 to %d days", assistant.MaxReviewRetentionDays)
 	}
 	deleted := false
+	defer s.settings.forget()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO review_settings (workspace, enabled, retention_days, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (workspace) DO UPDATE SET enabled = excluded.enabled, retention_days = excluded.retention_days, updated_at = excluded.updated_at`,

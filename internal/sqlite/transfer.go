@@ -145,6 +145,7 @@ func (s *DB) ExportReviews(ctx context.Context) iter.Seq2[assistant.Review, erro
 
 // LoadFrom implements assistant.Loader.
 func (s *DB) LoadFrom(ctx context.Context, src assistant.Exporter) (written assistant.RowCounts, err error) {
+	defer s.settings.forget() // it writes review settings
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return written, err

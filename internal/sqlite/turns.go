@@ -140,10 +140,11 @@ func (s *DB) writeTurns(ctx context.Context, turns []*queuedTurn) (err error) {
 		return err
 	}
 	defer tx.Rollback()
-	if err := insertUsage(ctx, tx, usage...); err != nil {
+	ptx := preparedTx{s, tx}
+	if err := insertUsage(ctx, ptx, usage...); err != nil {
 		return err
 	}
-	if err := insertCitations(ctx, tx, citations); err != nil {
+	if err := insertCitations(ctx, ptx, citations); err != nil {
 		return err
 	}
 	return tx.Commit()

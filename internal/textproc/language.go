@@ -89,12 +89,12 @@ func TranslateBusinessWords(text string) []string {
 var glossary = func() map[string]string {
 	lists := map[string]string{
 		"sales":        "ventas venta ventes vente umsatz verkauf verkäufe vendite vendas verkoop",
-		"customers":    "clientes cliente clients client kunden kunde klanten klant",
-		"prices":       "precio precios prix preis preise prezzo prezzi preço preços prijs prijzen",
+		"customers":    "kundin kundinnen kundschaft clienti clientela clientes cliente clients client kunden kunde klanten klant",
+		"prices":       "tarif tarifs tarifa tarifas tariffa tariffe precio precios prix preis preise prezzo prezzi preço preços prijs prijzen",
 		"costs":        "costos costes coûts kosten costi custos",
 		"profit":       "ganancias beneficios beneficio bénéfice bénéfices gewinn profitto lucro winst",
 		"cash":         "dinero efectivo argent trésorerie geld liquidität soldi dinheiro",
-		"staff":        "empleados personal employés personnel mitarbeiter dipendenti funcionários medewerkers",
+		"staff":        "mitarbeitern mitarbeiterin mitarbeiterinnen angestellte angestellten beschäftigte salariés empleado personale colaboradores werknemers personeel empleados personal employés personnel mitarbeiter dipendenti funcionários medewerkers",
 		"orders":       "pedidos pedido commandes commande bestellungen bestellung aufträge auftrag ordini ordine encomendas encomenda bestellingen bestelling",
 		"angry":        "enojado enojada enfadado enfadada furioso furiosa colère furieux furieuse fâché fâchée wütend verärgert arrabbiato arrabbiata irritado irritada bravo brava boos",
 		"damaged":      "roto rota dañado dañada cassé cassée cassés abîmé abîmée endommagé endommagée kaputt beschädigt rotto rotta danneggiato danneggiata quebrado quebrada danificado danificada kapot beschadigd",
@@ -119,10 +119,10 @@ var glossary = func() map[string]string {
 		"subscription": "suscripción abonnement abonnements abo abbonamento assinatura",
 		"renewal":      "renovación renouvellement verlängerung rinnovo renovação verlenging",
 		"contract":     "contrato contrat vertrag contratto contract",
-		"quote":        "presupuesto presupuestos cotización devis angebot angebote preventivo preventivi orçamento offerte",
+		"quote":        "presupuestos cotización cotizaciones devis angebot angebote preventivo preventivi orçamento offerte",
 		"margin":       "margen marge marges marge margine margini margem",
 		"inventory":    "inventario stock inventaire lagerbestand lager magazzino estoque voorraad",
-		"backlog":      "atraso pendientes arriéré rückstand arretrato acumulado achterstand",
+		"backlog":      "stauen staut acumulan accumulent accumulano acumulam pendientes arriéré rückstand arretrato acumulado achterstand",
 		"appointments": "citas cita rendez-vous termin termine appuntamenti agendamentos afspraken",
 		"training":     "formación capacitación formation schulung formazione treinamento formação opleiding",
 		"usage":        "uso utilisation nutzung utilizzo utilização gebruik",
@@ -130,7 +130,7 @@ var glossary = func() map[string]string {
 		"competitor":   "competencia competidor concurrent concurrence konkurrent konkurrenz wettbewerber concorrente concorrenza concorrência",
 		"negotiation":  "negociación negociar négociation négocier verhandlung verhandeln negoziazione negoziare negociação negociar onderhandeling",
 		"decision":     "decisión décision entscheidung decisione decisão beslissing",
-		"budget":       "presupuesto budget budget budget orçamento begroting",
+		"budget":       "presupuesto budget begroting",
 		"shipping":     "envío envíos expédition versand spedizione envio verzending",
 		"carrier":      "transportista transporteur spediteur corriere transportadora vervoerder",
 		"compensation": "compensación indemnización compensation dédommagement entschädigung risarcimento compensação compensatie",
@@ -141,11 +141,33 @@ var glossary = func() map[string]string {
 		"demand":       "demanda demande nachfrage domanda procura vraag",
 		"capacity":     "capacidad capacité kapazität capacità capacidade capaciteit",
 		"quality":      "calidad qualité qualität qualità qualidade kwaliteit",
-		"deadline":     "plazo plazos délai délais frist termin scadenza prazo deadline",
+		"deadline":     "plazo plazos délai délais frist fristen scadenza scadenze prazo prazos",
+		"bottleneck":   "engpass engpässe goulot goulots étranglement embudo botella strozzatura bottiglia gargalo gargalos knelpunt knelpunten flessenhals",
+		"production":   "producción production produktion fertigung produzione produção productie",
+		"invoices":     "factura facturas facture factures rechnung rechnungen fattura fatture fatura faturas factuur facturen",
+		"payment":      "pago pagos paiement paiements zahlung zahlungen pagamento pagamenti pagamentos betaling betalingen",
+		"revenue":      "ingresos facturación chiffre umsätze fatturato receita faturamento omzet",
+		"waiting":      "espera esperan attente attendent wartezeit wartezeiten warten attesa aspettano wachttijd wachten",
+		"defects":      "defectos défauts mängel fehlerquote difetti defeitos gebreken",
+		"salespeople":  "vendedores vendeurs verkäufer venditori verkopers",
+		"debt":         "deuda deudas dette dettes schulden debito debiti dívida dívidas schuld schulden",
+		"conversion":   "conversión konversion conversione conversão conversie",
+		"onboarding":   "incorporación einarbeitung inserimento integração",
+		"support":      "soporte kundendienst kundenservice supporto suporte klantenservice",
+		"expensive":    "caro cara caros caras cari cher chère chers teuer costoso costosa costosi duur",
+		"cheap":        "barato barata baratos billig billiger economico goedkoop goedkoper",
+		"queue":        "cola colas warteschlange coda fila filas wachtrij",
+		"unpaid":       "impagos impagados impayés impayées unbezahlt unbezahlte insoluti inadimplência onbetaald",
+		"workers":      "trabajadores ouvriers arbeiter arbeitern lavoratori operai trabalhadores arbeiders",
+		"equipment":    "equipos équipement équipements ausrüstung anlagen attrezzature equipamentos apparatuur",
 	}
 	m := map[string]string{}
 	for en, list := range lists {
 		for _, w := range Words(list) {
+			if other, ok := m[w]; ok && other != en {
+				// Map order would decide between the two: a word means one thing here.
+				panic("textproc: glossary word " + w + " means both " + other + " and " + en)
+			}
 			m[w] = en
 		}
 	}

@@ -179,8 +179,8 @@ func TestOppositesFromCorpus(t *testing.T) {
 	for _, e := range embedded(t) {
 		token := " [" + e.Token().String() + "]"
 		for _, idea := range e.KeyIdeas {
-			if strings.ContainsAny(idea, "\"=") {
-				continue
+			if strings.ContainsAny(idea, "\"=") || strings.HasSuffix(idea, "?") {
+				continue // a quotation, a formula, or a list of questions to ask: none is a claim
 			}
 			total++
 			if checkOne(c, strings.TrimSuffix(idea, ".")+token+".", e).Status == verify.Verified {

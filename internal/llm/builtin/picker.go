@@ -22,6 +22,11 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 // no single author).
 var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b`)
 
+// danglingOpener finds a sentence that opens by pointing back at the one
+// before it ("It...", "They...", "All three...", "This approach..."): quoted
+// on its own, what it points at is missing.
+var danglingOpener = regexp.MustCompile(`^(It|Its|It's|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
+
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
 // catalog's application of a framework (kinds application and step) in
@@ -53,6 +58,9 @@ type analysis struct {
 	// worked out once per text: every section's pick asks it of every
 	// sentence read.
 	action bool
+	// dangling is whether it opens by pointing back at a sentence before
+	// it (danglingOpener), so it cannot be quoted alone.
+	dangling bool
 }
 
 // analyses remembers analyse's results: every turn analyses again the
@@ -65,7 +73,8 @@ var analyses = texts[*analysis](20_000, 4096, 0.1, 4) // the text, its key and i
 func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
-			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text)}
+			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text),
+			dangling: danglingOpener.MatchString(text)}
 		for _, term := range textproc.SharedTerms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
@@ -128,6 +137,10 @@ type picker struct {
 	// used holds the normalised lines already said, earlier in the
 	// conversation or in this answer.
 	used map[string]bool
+	// earlier holds the lines said in earlier answers of the conversation
+	// (a subset of used): a later step of a sequence may follow one of
+	// them, since the user has it just above.
+	earlier map[string]bool
 	// avoid holds stems of what was already tried: a sentence that is
 	// mostly about it is not offered again.
 	avoid map[string]bool
@@ -153,7 +166,7 @@ type picker struct {
 }
 
 func (t turn) newPicker() *picker {
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, avoid: map[string]bool{},
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{}, avoid: map[string]bool{},
 		cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	if t.diagnosisApplies() {
 		for _, a := range t.diagnosis.Applications {
@@ -178,8 +191,10 @@ func (t turn) newPicker() *picker {
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
 			p.used[analyse(line).key] = true
+			p.earlier[analyse(line).key] = true
 			for _, s := range textproc.Sentences(line) {
 				p.used[analyse(s).key] = true
+				p.earlier[analyse(s).key] = true
 			}
 		}
 	}
@@ -256,9 +271,11 @@ func (p *picker) best(entities []*entityResult, n int, loose bool, kinds ...stri
 }
 
 // pickRule says which sentences a section may take: loose lets the first
-// entity speak even where it shares little with the question; least is
-// the overlap a sentence needs otherwise; actions prefers sentences that
-// say what to do.
+// entity speak even where it shares little with the question (in a later
+// turn of a conversation, the first of the two best that has something left to say: the
+// earlier answers may have used up the best-fitting one); least is the
+// overlap a sentence needs otherwise; actions prefers sentences that say
+// what to do.
 type pickRule struct {
 	loose       bool
 	least       float64
@@ -277,12 +294,19 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	// of the answer.
 	cands := p.cands[:0]
 	defer func() { p.cands = cands[:0] }()
+	looseAt := -1 // the entity that may speak loosely, once known
+	if len(p.earlier) == 0 {
+		looseAt = 0
+	}
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
-			if !slices.Contains(kinds, s.kind) || p.used[s.key] {
-				continue
+			if !slices.Contains(kinds, s.kind) || p.used[s.key] || s.dangling {
+				continue // a sentence pointing back at one before it still counts in the fit, but is never quoted alone
 			}
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
+				continue
+			}
+			if rule.actionsOnly && !(s.kind == "step" || s.analysis.action) {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
@@ -296,6 +320,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if avoided >= 2 {
 				continue // about what was tried
 			}
+			if looseAt < 0 && i < 2 && (s.follows == "" || p.earlier[s.follows]) {
+				looseAt = i // the first entity with a sentence it may still say
+			}
 			// A question's word the sentence says in the knowledge base's
 			// own words ("economic buyer" for "CFO") counts for part.
 			for _, k := range p.related {
@@ -307,15 +334,11 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 				}
 			}
 			s.score = important / (1 + 0.05*float64(len(s.terms)))
-			action := s.kind == "step" || s.analysis.action
-			if rule.actionsOnly && !action {
-				continue
-			}
-			if rule.actions && action {
+			if rule.actions && (s.kind == "step" || s.analysis.action) {
 				s.score += 1
 			}
 			s.strong = overlap >= rule.least
-			if !s.strong && !(rule.loose && i == 0) {
+			if !s.strong && !(rule.loose && i == looseAt) {
 				continue
 			}
 			cands = append(cands, s)
@@ -344,10 +367,10 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
-			if c.follows != "" && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
+			if c.follows != "" && !p.earlier[c.follows] && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
 				// A later step of a sequence, out of its context: the step
-				// before it must be in this answer (said in an earlier turn,
-				// it is too far back to lean on).
+				// before it must be in this answer or an earlier one of the
+				// conversation.
 				continue
 			}
 			p.cited[c.entity.Token]++

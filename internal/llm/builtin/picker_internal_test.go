@@ -1,0 +1,43 @@
+package builtin
+
+import "testing"
+
+// TestDanglingSentencesAreNotQuoted: a sentence that opens by pointing back
+// at the one before it ("It...", "All three...") is not picked for
+// quoting: on its own in an answer, what it points at is missing. (It
+// still counts in how well its entity fits the question.)
+func TestDanglingSentencesAreNotQuoted(t *testing.T) {
+	e := &entityResult{
+		Token:   "framework:example",
+		Title:   "Example method",
+		Summary: "The example method is a way to run weekly reviews. It helps an owner see which numbers moved and why. Weekly reviews catch slipping numbers before the month closes.",
+		KeyIdeas: []string{
+			"Review the same five numbers every week with the people who move them.",
+			"All three shaped how satisfied the owners were with the review.",
+			"This approach works best when the numbers are ready before the meeting.",
+		},
+	}
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	got := map[string]bool{}
+	for _, s := range p.pick([]*entityResult{e}, 10, pickRule{loose: true, least: minOverlap}, "idea", "summary") {
+		got[s.text] = true
+	}
+	for _, want := range []string{
+		"Review the same five numbers every week with the people who move them.",
+		"Weekly reviews catch slipping numbers before the month closes.",
+	} {
+		if !got[want] {
+			t.Errorf("%q not offered", want)
+		}
+	}
+	for _, dangling := range []string{
+		"It helps an owner see which numbers moved and why.",
+		"All three shaped how satisfied the owners were with the review.",
+		"This approach works best when the numbers are ready before the meeting.",
+	} {
+		if got[dangling] {
+			t.Errorf("%q offered on its own", dangling)
+		}
+	}
+}
