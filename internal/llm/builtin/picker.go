@@ -212,38 +212,70 @@ func (p *picker) sentencesOf(e *entityResult) []sentence {
 		return slices.Clip(sentences(&c))
 	})
 	if a, ok := p.applied[e.Token]; ok {
-		// The remembered list is shared: the applications go into a new
-		// one, sized once.
+		// Cited in the words the card shows, so a reader can check them.
 		text, steps := a.Application, a.FirstSteps
 		if a.CardApplication != "" {
 			text, steps = a.CardApplication, a.CardFirstSteps
 		}
-		application := textproc.SharedSentences(text)
-		list = append(make([]sentence, 0, len(list)+len(application)+len(steps)), list...)
-		// add lists s unless it is too short to cite, and reports whether
-		// it did.
-		add := func(kind, s string) bool {
-			an := analyse(s)
-			if an.words < 5 {
-				return false
-			}
-			list = append(list, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
-			return true
-		}
-		// Cited in the words the card shows, so a reader can check them.
-		for _, s := range application {
-			add("application", s)
-		}
-		prev := "" // the key of the step before, once one is listed
-		for _, s := range steps {
-			if add("step", s) {
-				last := &list[len(list)-1]
-				last.follows, prev = prev, last.key
-			}
-		}
+		// The catalog's applications recur (one per archetype and
+		// vertical), so the list with them is remembered too.
+		src := appliedSource{entity: e, text: text, steps: steps}
+		list = appliedSentences.Get(e.Token, src, sameAppliedSource, func(src appliedSource) []sentence {
+			c := *src.entity // as for entitySentences: nothing of the turn kept
+			return withApplication(list, &c, src.text, src.steps)
+		})
 	}
 	p.analysed[e.Token] = list
 	return list
+}
+
+// withApplication returns a new list of the sentences of list, then those
+// of a framework's application text and first steps as the diagnosis
+// applies it, each step after the first following the one before.
+func withApplication(list []sentence, e *entityResult, text string, steps []string) []sentence {
+	application := textproc.SharedSentences(text)
+	out := append(make([]sentence, 0, len(list)+len(application)+len(steps)), list...)
+	// add lists s unless it is too short to cite, and reports whether it
+	// did.
+	add := func(kind, s string) bool {
+		an := analyse(s)
+		if an.words < 5 {
+			return false
+		}
+		out = append(out, sentence{entity: e, text: strings.TrimSpace(s), analysis: an, kind: kind})
+		return true
+	}
+	for _, s := range application {
+		add("application", s)
+	}
+	prev := "" // the key of the step before, once one is listed
+	for _, s := range steps {
+		if add("step", s) {
+			last := &out[len(out)-1]
+			last.follows, prev = prev, last.key
+		}
+	}
+	return slices.Clip(out)
+}
+
+// appliedSource is what an applied framework's sentences are read from.
+type appliedSource struct {
+	entity *entityResult
+	text   string
+	steps  []string
+}
+
+// appliedSentences remembers an applied framework's sentences
+// (withApplication) per entity version and application.
+var appliedSentences = memo.Versions[string, appliedSource, []sentence]{PerKey: 4, MaxKeys: 4096,
+	Keep: func(s appliedSource) appliedSource {
+		c := *s.entity
+		s.entity, s.steps = &c, slices.Clone(s.steps)
+		return s
+	}}
+
+func sameAppliedSource(a, b appliedSource) bool {
+	return a.text == b.text && slices.Equal(a.steps, b.steps) && sameSentenceSource(a.entity, b.entity)
 }
 
 // entitySentences remembers each entity's sentences (sentences), per
