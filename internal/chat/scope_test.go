@@ -224,6 +224,21 @@ func TestFollowUpStillGivesSteps(t *testing.T) {
 	}
 }
 
+// TestNamedFrameworkIsRead: a question that names a framework by a word
+// few entities use ("QBR") is answered from that framework, even when the
+// diagnosis's own frameworks fill the answer's other places.
+func TestNamedFrameworkIsRead(t *testing.T) {
+	s, _ := fullService(t)
+	q := "customers keep cancelling our QBR meetings, what are we doing wrong"
+	r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "success"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Response, "[framework:quarterly-business-review]") {
+		t.Errorf("the answer does not cite the framework the question names:\n%s", r.Response)
+	}
+}
+
 // newTokens counts the citation tokens of later that earlier does not cite.
 func newTokens(earlier, later string) int {
 	n := 0

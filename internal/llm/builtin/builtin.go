@@ -270,6 +270,15 @@ func (t turn) toRead() []string {
 	if len(hits) > 0 {
 		add(hits[0].Token)
 	}
+	// A framework named for a word of the question that the knowledge base
+	// rarely uses ("QBR", "MEDDIC", "Erlang") is what the question asks
+	// about: it is read whatever its rank. (A paper's title is a sentence
+	// whose words are incidental: "meta-analytic" is not "Meta ads".)
+	for _, h := range hits {
+		if strings.HasPrefix(h.Token, "framework:") && t.named(h.Title) {
+			add(h.Token)
+		}
+	}
 	if t.diagnosisLeads() {
 		for _, a := range t.diagnosis.Applications[:min(2, len(t.diagnosis.Applications))] {
 			add(a.Token)
@@ -283,6 +292,27 @@ func (t turn) toRead() []string {
 	out := append(imported, frameworks...)
 	return append(out, support...)
 }
+
+// named reports whether a title holds a key term of the question that
+// is specific to the knowledge base (namedSpecificity): the question names
+// the entity's subject.
+func (t turn) named(title string) bool {
+	if title == "" {
+		return false
+	}
+	terms := analyse(title).terms
+	for _, k := range t.reading.KeyTerms {
+		if k.Specificity >= namedSpecificity && len(k.Stem) >= 3 && slices.Contains(terms, k.Stem) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedSpecificity is how specific to the knowledge base a question's word
+// must be for an entity whose title holds it to count as named: a word
+// few entities use, not one most of them do ("customer").
+const namedSpecificity = 0.9
 
 // diagnosisLeads reports whether the diagnosis is sure enough to lead the
 // answer: the persona lets a diagnosis lead (its question is about the

@@ -13,8 +13,8 @@ import (
 // tooling's result types that it uses, under the same JSON names and with
 // the same types (TestResultsMirrorTooling checks it). Every round of a
 // turn decodes the results so far again, and leaving out what is never
-// read (above all the search hits' titles and summaries, two thirds of a
-// search result) makes that cheaper.
+// read (above all the search hits' summaries, most of a search result)
+// makes that cheaper.
 
 // searchResult is what is read of a tooling.SearchResult.
 type searchResult struct {
@@ -28,6 +28,7 @@ type searchResult struct {
 // searchHit is what is read of a tooling.SearchHit.
 type searchHit struct {
 	Token      string   `json:"token"`
+	Title      string   `json:"title"`
 	Archetypes []string `json:"archetypes"`
 	Score      float64  `json:"score"`
 	Imported   bool     `json:"imported,omitempty"`
@@ -148,7 +149,7 @@ func readSearch(r *tooling.SearchResult) searchResult {
 	if r.Hits != nil {
 		out.Hits = make([]searchHit, len(r.Hits))
 		for i, h := range r.Hits {
-			out.Hits[i] = searchHit{Token: h.Token, Archetypes: h.Archetypes, Score: h.Score, Imported: h.Imported}
+			out.Hits[i] = searchHit{Token: h.Token, Title: h.Title, Archetypes: h.Archetypes, Score: h.Score, Imported: h.Imported}
 		}
 	}
 	return out
