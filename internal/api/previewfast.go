@@ -1,10 +1,7 @@
 package api
 
 import (
-	"bytes"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
 )
@@ -33,21 +30,7 @@ const maxPreviewFreeText = 4000
 // answered here, in the bytes and headers previewJSON gives through huma;
 // any other request goes to the handler with its body as it came.
 func (s *Server) plainPreviews(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if mediaType != "application/json" || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		held := resolveBodies.Get().(*[]byte)
-		defer resolveBodies.Put(held)
-		body, err := appendAtMost((*held)[:0], r.Body, maxPlainPreviewBody+1)
-		*held = body[:0]
-		if err != nil || len(body) > maxPlainPreviewBody {
-			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-			next.ServeHTTP(w, r)
-			return
-		}
+	return smallJSONBodies(maxPlainPreviewBody, next, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		if in, ok := parsePreviewBody(body); ok {
 			// A refusal or failure is left to huma, which logs it.
 			if answer, err := s.previewAnswerOf(r.Context(), &in, quietLogger); err == nil {
@@ -55,7 +38,6 @@ func (s *Server) plainPreviews(next http.Handler) http.Handler {
 				return
 			}
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -125,24 +125,9 @@ type rememberedResolve struct {
 // knowledge version is answered from memory; any other request goes to the
 // handler as it came (a larger body, with its bytes read so far put back).
 func (s *Server) rememberResolves(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if mediaType != "application/json" || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// The body is read into a pooled buffer, given back when the
-		// request is done: nothing keeps it (the memo copies its key).
-		held := resolveBodies.Get().(*[]byte)
-		defer resolveBodies.Put(held)
-		body, err := appendAtMost((*held)[:0], r.Body, maxRememberedResolveBody+1)
-		*held = body[:0]
-		if err != nil || len(body) > maxRememberedResolveBody {
-			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-			next.ServeHTTP(w, r)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	// The body is in a pooled buffer, given back when the request is
+	// done: nothing keeps it (the memo copies its key).
+	return smallJSONBodies(maxRememberedResolveBody, next, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		version, err := s.Knowledge.KnowledgeVersion(r.Context())
 		if err != nil {
 			next.ServeHTTP(w, r)
@@ -188,6 +173,32 @@ func writeJSONAnswer(w http.ResponseWriter, answer *resolveAnswer) {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// smallJSONBodies wraps next for the requests serve answers itself: a
+// request whose body is JSON of at most limit bytes goes to serve with the
+// body read into a pooled buffer (valid until serve returns) and r.Body set
+// to read the same bytes again; any other request goes to next as it came
+// (a larger body with the bytes read so far put back).
+func smallJSONBodies(limit int, next http.Handler, serve func(w http.ResponseWriter, r *http.Request, body []byte)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if mediaType != "application/json" || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		held := resolveBodies.Get().(*[]byte)
+		defer resolveBodies.Put(held)
+		body, err := appendAtMost((*held)[:0], r.Body, limit+1)
+		*held = body[:0]
+		if err != nil || len(body) > limit {
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			next.ServeHTTP(w, r)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		serve(w, r, body)
+	})
 }
 
 // resolveBodies are the buffers resolve bodies are read into; none grows
