@@ -157,17 +157,7 @@ func (s *Server) rememberResolves(next http.Handler) http.Handler {
 }
 
 // writeJSONAnswer writes a 200 JSON answer in one write, with its length.
-func writeJSONAnswer(w http.ResponseWriter, answer *resolveAnswer) {
-	buf := answerBuffers.Get().(*[]byte)
-	*buf = answer.appendTo((*buf)[:0])
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(*buf)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(*buf)
-	if cap(*buf) <= maxReusedBody {
-		answerBuffers.Put(buf)
-	}
-}
+func writeJSONAnswer(w http.ResponseWriter, answer *resolveAnswer) { writeFilled(w, answer.appendTo) }
 
 // readCloser reads from one reader and closes another.
 type readCloser struct {
