@@ -148,6 +148,27 @@ func (s *Server) resolve(ctx context.Context, in *resolveInput) (*resolveOutput,
 	return out, nil
 }
 
+// eachDistinctRef calls visit with each distinct ref, in order of first
+// use: duplicates resolve once (D10). A short batch is checked against the
+// refs before it, a longer one with a set.
+func eachDistinctRef(refs []tokenRef, visit func(tokenRef)) {
+	var seen map[tokenRef]bool
+	if len(refs) > 32 {
+		seen = make(map[tokenRef]bool, len(refs))
+	}
+	for i, ref := range refs {
+		if seen != nil {
+			if seen[ref] {
+				continue
+			}
+			seen[ref] = true
+		} else if slices.Contains(refs[:i], ref) {
+			continue
+		}
+		visit(ref)
+	}
+}
+
 // resolveTokens looks the tokens up: the entities found, by token, the
 // tokens that resolve and those that do not, each in request order and
 // once (D10).
@@ -159,28 +180,14 @@ func (s *Server) resolveTokens(ctx context.Context, refs []tokenRef) (map[assist
 	}
 	items := make([]item, 0, len(refs))
 	lookup := make([]assistant.Token, 0, len(refs))
-	// Duplicates resolve once (D10). A short batch is checked against the
-	// items so far, a longer one with a set.
-	var seen map[tokenRef]bool
-	if len(refs) > 32 {
-		seen = make(map[tokenRef]bool, len(refs))
-	}
-	for _, ref := range refs {
-		if seen != nil {
-			if seen[ref] {
-				continue
-			}
-			seen[ref] = true
-		} else if slices.ContainsFunc(items, func(it item) bool { return it.ref == ref }) {
-			continue
-		}
+	eachDistinctRef(refs, func(ref tokenRef) {
 		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
 		it := item{ref: ref, token: t, valid: t.Valid()}
 		if it.valid {
 			lookup = append(lookup, t)
 		}
 		items = append(items, it)
-	}
+	})
 	found, err := s.Knowledge.Entities(ctx, lookup)
 	if err != nil {
 		return nil, nil, nil, err

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/constraintlab/assistant/internal/assistant"
@@ -178,22 +177,10 @@ func (s *Server) resolveAnswerOf(ctx context.Context, refs []tokenRef) (*resolve
 		card  []byte // nil: not remembered (looked up), or does not resolve
 	}
 	items := make([]item, 0, len(refs))
-	var seen map[tokenRef]bool
-	if len(refs) > 32 {
-		seen = make(map[tokenRef]bool, len(refs))
-	}
 	missing := 0
 	s.tokenCards.mu.RLock()
 	current := remembered && s.tokenCards.version == version
-	for _, ref := range refs {
-		if seen != nil {
-			if seen[ref] {
-				continue
-			}
-			seen[ref] = true
-		} else if slices.ContainsFunc(items, func(it item) bool { return it.ref == ref }) {
-			continue
-		}
+	eachDistinctRef(refs, func(ref tokenRef) {
 		t := assistant.Token{Type: assistant.EntityType(ref.Type), Slug: ref.Slug}
 		it := item{ref: ref, token: t, valid: t.Valid()}
 		if it.valid {
@@ -205,7 +192,7 @@ func (s *Server) resolveAnswerOf(ctx context.Context, refs []tokenRef) (*resolve
 			}
 		}
 		items = append(items, it)
-	}
+	})
 	s.tokenCards.mu.RUnlock()
 
 	if missing > 0 {
