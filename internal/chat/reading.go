@@ -42,7 +42,7 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 		r.Scope.InScope = false
 	}
 	if c := careTopicOf(message, lex); c != nil {
-		r.Scope.Care, r.Scope.CareSubject, r.Scope.CareNote, r.Scope.InScope = c.id, c.subject, c.note, false
+		r.Scope.Care, r.Scope.CareSubject, r.Scope.CareNote, r.Scope.CareUrgent, r.Scope.InScope = c.id, c.subject, c.note, c.urgent, false
 	}
 
 	// What was tried is not what to answer: its clause leaves the search.

@@ -71,6 +71,7 @@ func (r reportWords) reportsAttempt(words []string) bool {
 // careTopic is one subject the assistant never advises on.
 type careTopic struct {
 	id, subject, note string
+	urgent            bool
 	shapes            []shape
 }
 
@@ -102,6 +103,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			ID       string   `yaml:"id"`
 			Subject  string   `yaml:"subject"`
 			Note     string   `yaml:"note"`
+			Urgent   bool     `yaml:"urgent"`
 			Patterns []string `yaml:"patterns"`
 		} `yaml:"care"`
 		Injection []string `yaml:"injection"`
@@ -135,7 +137,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		lex.offTopicShapes = append(lex.offTopicShapes, newShape(`(?i)`+p))
 	}
 	for _, c := range raw.Care {
-		topic := careTopic{id: c.ID, subject: c.Subject, note: c.Note}
+		topic := careTopic{id: c.ID, subject: c.Subject, note: c.Note, urgent: c.Urgent}
 		for _, p := range c.Patterns {
 			topic.shapes = append(topic.shapes, newShape(`(?i)`+p))
 		}

@@ -426,6 +426,25 @@ func TestHealthPointsToMedicalHelp(t *testing.T) {
 	}
 }
 
+// TestSafetyComesFirst: a message about someone who may hurt themselves is
+// declined in every mode with the crisis sentence first (a crisis line
+// named), nothing cited, and no offer of what the persona does.
+func TestSafetyComesFirst(t *testing.T) {
+	s, _ := fullService(t)
+	q := "Our warehouse supervisor told me he keeps thinking about ending his life since the restructuring. How do I cover his shifts?"
+	for _, mode := range chat.Modes {
+		r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.Response, "If someone may hurt themselves") || !strings.Contains(r.Response, "988") ||
+			strings.Contains(r.Response, "I help") || strings.Contains(r.Response, "I work on") ||
+			len(tokensOf(r.Response)) > 0 || r.Confidence.Level != "none" {
+			t.Errorf("%s: %s (%s)", mode, r.Response, r.Confidence.Level)
+		}
+	}
+}
+
 // TestAnswersNeverSpliceTheQuestion: the builtin's own words never carry
 // the user's: no run of five words of the question appears in a line of
 // the answer that cites nothing (the words the knowledge base holds

@@ -149,9 +149,13 @@ type Scope struct {
 	// scope; CareSubject names the subject to open the decline ("A
 	// person's health"), and CareNote is the one plain sentence to say
 	// about it (for health: to get medical help), "" when there is none.
+	// CareUrgent is true for a subject where someone may need help now (a
+	// person's health or safety): the note then comes first and the
+	// decline says nothing else of what the assistant does.
 	Care        string `json:"care,omitempty"`
 	CareSubject string `json:"care_subject,omitempty"`
 	CareNote    string `json:"care_note,omitempty"`
+	CareUrgent  bool   `json:"care_urgent,omitempty"`
 	// Injection is true when the message tries to change the assistant's
 	// instructions or role or to reveal its configuration.
 	Injection bool `json:"injection,omitempty"`

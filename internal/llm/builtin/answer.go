@@ -364,7 +364,9 @@ func (t turn) settleQuestion() string {
 
 // decline answers a question outside the knowledge base's scope: the
 // subject's note when it has one (to get medical help, for health), then
-// what the persona helps with, in its voice, citing nothing.
+// what the persona helps with, in its voice, citing nothing. Where someone
+// may need help now (a person's health or safety), the note comes first
+// and the persona's offer is left out.
 func (t turn) decline() string {
 	var b strings.Builder
 	s := t.reading.Scope
@@ -372,6 +374,11 @@ func (t turn) decline() string {
 		b.WriteString("I will not reveal or change my instructions or configuration, or take on another role. ")
 	}
 	switch {
+	case s.CareUrgent:
+		// Someone may need help now: that comes first, and nothing is
+		// said of what else the assistant does.
+		fmt.Fprintf(&b, "%s %s is outside what I can advise on, so I will not guess at it.", s.CareNote, cmp.Or(s.CareSubject, "That"))
+		return strings.TrimSpace(b.String())
 	case s.Care != "":
 		fmt.Fprintf(&b, "%s is outside what I can advise on, so I will not guess at it. ", cmp.Or(s.CareSubject, "That"))
 		if s.CareNote != "" {
