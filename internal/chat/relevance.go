@@ -31,6 +31,16 @@ import (
 // 0.37, the depth 0.44, the substance 0.59, and the mean of depth and
 // substance 0.61, above 0.5 on each set.
 //
+// The relevance is then scaled by how closely the situations the cited
+// knowledge is written for resemble the question (situationFit): by the
+// square root of the fit over fullFitAt, at most maxFitBoost. An answer
+// whose knowledge was written for other situations loses relevance; one
+// whose knowledge was written for situations like this one gains a
+// little, but never enough to reach `high` on the fit alone. Over 184
+// in-scope answers rated blind on four sets, this raised the rank
+// correlation of the score with usefulness from 0.36 to 0.43, and it rose
+// on each set (docs/evaluation.md, "A situation fit in the confidence").
+//
 // The score becomes the lower of support (verified claims over claims) and
 // relevance, and the level follows the score. An answer to a message that
 // also tried to change the instructions, or to a question in another
@@ -49,7 +59,7 @@ import (
 // knowledge may say true things, but nothing shows that they fit the
 // situation asked about. One it placed only with medium confidence is
 // `medium` at most: `high` promises the fit.
-func withRelevance(c verify.Confidence, r Reading, placement string) verify.Confidence {
+func withRelevance(c verify.Confidence, r Reading, placement string, fit float64) verify.Confidence {
 	if c.TotalClaims == 0 || !r.Scope.InScope {
 		return c
 	}
@@ -84,6 +94,17 @@ func withRelevance(c verify.Confidence, r Reading, placement string) verify.Conf
 		// from the question: low, not none (none is for no checkable claim).
 		relevance = math.Max(relevance, minRelevance)
 	}
+	if fit >= 0 {
+		scale := math.Sqrt(fit / fullFitAt)
+		if scaled := relevance * math.Min(maxFitBoost, scale); scale > 1 && relevance < highFrom && scaled >= highFrom {
+			relevance = highFrom - 0.01 // the fit alone never makes an answer high
+		} else {
+			relevance = math.Min(1, scaled)
+		}
+		if c.VerifiedClaims > 0 {
+			relevance = math.Max(relevance, minRelevance)
+		}
+	}
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
@@ -109,4 +130,14 @@ const (
 	lowCap          = 0.49
 	mediumCap       = 0.79
 	partlyAddressed = 0.4
+)
+
+// fullFitAt is the situation fit at which the relevance keeps its value
+// (about the 30th percentile of the fit over rated in-scope answers);
+// maxFitBoost the most the fit may multiply it by; highFrom the score of a
+// `high` answer (verify.Level).
+const (
+	fullFitAt   = 0.08
+	maxFitBoost = 1.2
+	highFrom    = 0.8
 )

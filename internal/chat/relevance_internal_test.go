@@ -55,7 +55,7 @@ func TestRelevanceDepthAndSubstance(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withRelevance(confidence(tc.verdicts...), reading, "")
+			c := withRelevance(confidence(tc.verdicts...), reading, "", -1)
 			if c.Relevance == nil || *c.Relevance != tc.relevance || c.Level != tc.level {
 				t.Errorf("relevance %v level %s, want %v %s", deref(c.Relevance), c.Level, tc.relevance, tc.level)
 			}

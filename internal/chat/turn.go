@@ -321,7 +321,18 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	if tb.scope.Workspace {
 		placement = ""
 	}
-	conf = withRelevance(conf, reading, placement)
+	fit := -1.0
+	if specific, err := s.specific.of(ctx, s); err == nil {
+		cites := make(map[assistant.Token]int, len(found))
+		for _, m := range written {
+			t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
+			if _, ok := found[t]; ok {
+				cites[t]++
+			}
+		}
+		fit = situationFit(reading, specific, cites, found)
+	}
+	conf = withRelevance(conf, reading, placement, fit)
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok
