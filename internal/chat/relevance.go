@@ -38,8 +38,9 @@ import (
 // whose knowledge was written for situations like this one gains a
 // little, but never enough to reach `high` on the fit alone. Over 184
 // in-scope answers rated blind on four sets, this raised the rank
-// correlation of the score with usefulness from 0.36 to 0.43, and it rose
-// on each set (docs/evaluation.md, "A situation fit in the confidence").
+// correlation of the score with usefulness from 0.36 to 0.43, rising on
+// three sets of four (docs/evaluation.md, "A situation fit in the
+// confidence").
 //
 // The score becomes the lower of support (verified claims over claims) and
 // relevance, and the level follows the score. An answer to a message that
