@@ -280,11 +280,15 @@ func (t turn) ranked(questions []string) []string {
 }
 
 // situationQuestions are the questions of the persona's situation the
-// question shows, or of its default situation.
+// question shows, or of its default situation, or, for a persona with
+// none, the questions that settle any question of its kind.
 func (t turn) situationQuestions() []string {
 	id := t.reading.Situation
 	if s := t.persona.Situation(id); len(s.Questions) > 0 {
 		return s.Questions
+	}
+	if t.persona.DefaultSituation == "" {
+		return t.persona.Settle
 	}
 	return t.persona.Situation(t.persona.DefaultSituation).Questions
 }
