@@ -14,6 +14,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -105,11 +106,16 @@ func TestRubric(t *testing.T) {
 				misses++
 				return
 			}
-			// In its own terms: the answer takes up the question's words.
+			// In its own terms: the answer takes up the question's words,
+			// or the concepts the search vocabulary relates them to
+			// ("client" as "customer"), as the confidence counts them.
 			answer := textproc.TermSet(r.Response)
+			related := knowledge.DefaultVocabulary().Related(c.question)
 			shared := 0
 			for term := range textproc.TermSet(c.question) {
-				if answer[term] {
+				if answer[term] || slices.ContainsFunc(related[term], func(phrase []string) bool {
+					return !slices.ContainsFunc(phrase, func(st string) bool { return !answer[st] })
+				}) {
 					shared++
 				}
 			}

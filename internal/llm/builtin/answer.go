@@ -65,21 +65,34 @@ const (
 	noteBelow    = 0.4
 )
 
-// weighty keeps the missing words that matter to the question: those of
-// importance at least 0.4 (a business word or a word specific to the
-// knowledge base, not a common one), in the order given.
+// rareFrom is the specificity from which a word counts as rare in the
+// knowledge base (a handful of entities or none use it); ordinaryWeight the
+// weight the reading gives a word that names neither something of a
+// business nor an industry.
+const (
+	rareFrom       = 0.75
+	ordinaryWeight = 0.5
+)
+
+// weighty keeps the missing words worth naming as ones the knowledge base
+// holds nothing on: rare in it, and a business or industry word, in the
+// order given.
 func (t turn) weighty(words []string) []string {
-	weight := map[string]float64{}
+	named := map[string]bool{}
 	for _, k := range t.reading.KeyTerms {
-		if !slices.Contains(t.reading.TriedTerms, k.Stem) {
-			// What was already tried is acknowledged, not looked up: it is
-			// never "missing" from the knowledge base.
-			weight[k.Word] = k.Importance()
+		// What was already tried is acknowledged, not looked up: it is
+		// never "missing" from the knowledge base. A word many entities
+		// use ("client", "revenue") is not one the knowledge base holds
+		// nothing on, however little the cited sentences say of it; and
+		// only a word that names something of a business or its industry
+		// is worth naming ("gmv", "courier"), not an ordinary one ("took").
+		if !slices.Contains(t.reading.TriedTerms, k.Stem) && k.Specificity >= rareFrom && k.Weight != ordinaryWeight {
+			named[k.Word] = true
 		}
 	}
 	var out []string
 	for _, w := range words {
-		if weight[w] >= 0.4 {
+		if named[w] {
 			out = append(out, w)
 		}
 	}
