@@ -3,6 +3,7 @@ package chat
 import (
 	"testing"
 
+	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/tooling"
 	"github.com/constraintlab/assistant/internal/verify"
 )
@@ -68,4 +69,71 @@ func deref(f *float64) float64 {
 		return -1
 	}
 	return *f
+}
+
+// TestSituationFitScalesRelevance: the relevance is scaled by the square
+// root of the situation fit over fullFitAt, at most maxFitBoost; a fit
+// that would lift an answer into high on its own stops just below it; no
+// fit (-1) leaves the relevance as it is.
+func TestSituationFitScalesRelevance(t *testing.T) {
+	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
+		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
+		{Stem: "damag", Word: "damaged", Weight: 1, Specificity: 1},
+	}}
+	on := verify.Verdict{Claim: "Offer a refund for a damaged order before the customer asks.", Status: verify.Verified,
+		Citations: []string{"framework:service-recovery"}}
+	three := verify.Confidence{Score: 1, TotalClaims: 3, VerifiedClaims: 3, Verdicts: []verify.Verdict{on, on, on}}
+	ten := verify.Confidence{Score: 1, TotalClaims: 10, VerifiedClaims: 10}
+	for range 10 {
+		ten.Verdicts = append(ten.Verdicts, on)
+	}
+	tests := []struct {
+		name      string
+		c         verify.Confidence
+		fit       float64
+		relevance float64
+		level     string
+	}{
+		{"no situations to compare", three, -1, 0.65, "medium"},
+		{"a fit at the full mark", three, fullFitAt, 0.65, "medium"},
+		{"a quarter of the full mark halves it", three, fullFitAt / 4, 0.325, "low"},
+		{"a close fit lifts it, at most 1.2 times", three, 1, 0.78, "medium"},
+		{"never into high on the fit alone", verify.Confidence{Score: 1, TotalClaims: 5, VerifiedClaims: 5, Verdicts: ten.Verdicts[:5]}, 1, highFrom - 0.01, "medium"},
+		{"already high stays high", ten, 1, 1, "high"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := withRelevance(tc.c, reading, "", tc.fit)
+			if c.Relevance == nil || *c.Relevance != tc.relevance || c.Level != tc.level {
+				t.Errorf("relevance %v level %s, want %v %s", deref(c.Relevance), c.Level, tc.relevance, tc.level)
+			}
+		})
+	}
+}
+
+// TestSituationFit: knowledge written for the situation asked about fits
+// better than knowledge that shares no situation word, each entity counted
+// as often as the answer cites it; entities without situations (an
+// imported article) are left out, and with only those there is no fit.
+func TestSituationFit(t *testing.T) {
+	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
+		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
+		{Stem: "damag", Word: "damaged", Weight: 1, Specificity: 1},
+	}}
+	specific := func(string) float64 { return 1 }
+	recovery := assistant.Entity{Type: assistant.Framework, Slug: "recovery", WhenToUse: []string{"A customer wants a refund for a damaged order."}}
+	queue := assistant.Entity{Type: assistant.Framework, Slug: "queue", WhenToUse: []string{"Calls wait too long at lunchtime."}}
+	article := assistant.Entity{Type: assistant.Framework, Slug: "article"}
+	found := map[assistant.Token]assistant.Entity{recovery.Token(): recovery, queue.Token(): queue, article.Token(): article}
+	fit := func(cites map[assistant.Token]int) float64 { return situationFit(reading, specific, cites, found) }
+	onTarget, offTarget := fit(map[assistant.Token]int{recovery.Token(): 1}), fit(map[assistant.Token]int{queue.Token(): 1})
+	if onTarget <= 0.3 || offTarget != 0 {
+		t.Errorf("fit on target %v, off target %v", onTarget, offTarget)
+	}
+	if mixed := fit(map[assistant.Token]int{recovery.Token(): 1, queue.Token(): 3}); mixed <= 0 || mixed >= onTarget/2 {
+		t.Errorf("three off-target citations to one on target: fit %v, want well under half of %v", mixed, onTarget)
+	}
+	if f := fit(map[assistant.Token]int{article.Token(): 2}); f != -1 {
+		t.Errorf("no situations: fit %v, want -1", f)
+	}
 }

@@ -22,7 +22,7 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 // no single author), or who the work is for ("For an owner facing an upset
 // client, the article supplies..."): it describes the card, not the
 // reader's business.
-var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|practice|framework|method|model)|it (supplies|offers|gives|names|shows|explains|provides|replaces|helps|is))\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b`)
+var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|review|practice|framework|method|model|theory|blueprint|work)|it \w+)\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b`)
 
 // danglingOpener finds a sentence that opens by pointing back at the one
 // before it ("It...", "They...", "All three...", "This approach..."): quoted
