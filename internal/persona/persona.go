@@ -32,6 +32,9 @@ var actionsTXT string
 // (actions.txt): it says what to do.
 func IsAction(sentence string) bool {
 	first := textproc.FirstWord(sentence)
+	if len(first) > 5 && strings.HasSuffix(strings.ToLower(first), "ing") {
+		return false // a gerund opens a statement ("Pricing is..."), never an instruction
+	}
 	return first != "" && actions()[textproc.Stem(first)]
 }
 

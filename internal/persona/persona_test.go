@@ -77,3 +77,20 @@ func TestSystemPromptStatesTheRules(t *testing.T) {
 		}
 	}
 }
+
+// TestIsAction: a sentence is an action when it opens with a verb of
+// advice in its bare form; the same verb as a gerund opens a statement.
+func TestIsAction(t *testing.T) {
+	for sentence, want := range map[string]bool{
+		"Price the contract on the planned visits.":               true,
+		"Build a weekly list of customers whose signals fell.":    true,
+		"Pricing is a proactive strategy, not a number set once.": false,
+		"Building trust takes time with a new buyer.":             false,
+		"The constraint sets the pace of the whole business.":     false,
+		"Bring the buyer's own numbers to the second meeting.":    true,
+	} {
+		if got := IsAction(sentence); got != want {
+			t.Errorf("IsAction(%q) = %v, want %v", sentence, got, want)
+		}
+	}
+}
