@@ -463,18 +463,20 @@ func TestAnswersNeverSpliceTheQuestion(t *testing.T) {
 	}
 }
 
-// TestConfidenceFollowsPlacement: an answer whose claims all check out is
-// still `low` when the turn's diagnosis could not place the question among
-// the constraints the catalog knows, and `medium` at most when it placed it
+// TestConfidenceFollowsPlacement: in a persona whose answer a diagnosis
+// may lead (the operator), an answer whose claims all check out is still
+// `low` when the turn's diagnosis could not place the question among the
+// constraints the catalog knows, and `medium` at most when it placed it
 // only with medium confidence: `high` promises that the knowledge fits the
-// situation asked about.
+// situation asked about. (Where the diagnosis only informs, its band says
+// nothing of the answer and bounds nothing.)
 func TestConfidenceFollowsPlacement(t *testing.T) {
 	s, _ := fullService(t)
 	cases := []struct {
 		mode, question, band string
 		levels               []string
 	}{
-		{"customer", "A prospect says our onboarding package costs too much. How do I respond?", "low", []string{"low"}},
+		{"operator", "A prospect says our onboarding package costs too much. How do I respond?", "low", []string{"low"}},
 		{"operator", "Our packing station cannot keep up and everything downstream waits for it.", "medium", []string{"low", "medium"}},
 	}
 	for _, tc := range cases {

@@ -95,6 +95,10 @@ type toolbox struct {
 	// diagnosisBand is the confidence band of the turn's last diagnosis
 	// ("" when the turn diagnosed nothing).
 	diagnosisBand string
+	// diagnosisLeads is whether the persona lets a diagnosis lead its
+	// answer (persona.Persona.Diagnosis): only then does the diagnosis's
+	// band bound the confidence.
+	diagnosisLeads bool
 }
 
 // toolboxes keeps the toolboxes of finished turns, whose slices the next

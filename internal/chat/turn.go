@@ -155,7 +155,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	tb := toolboxes.Get().(*toolbox)
 	defer tb.release()
 	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0], vertical: req.Vertical,
-		scope: reading.Scope, question: req.Message}
+		scope: reading.Scope, question: req.Message, diagnosisLeads: persona.Diagnosis == "leads"}
 	maxHops := s.MaxHops
 	if maxHops <= 0 {
 		maxHops = 6
@@ -316,9 +316,12 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// token.
 	conf := s.verifyAnswer(ctx, answer, evidence, hits)
 	// A question answered from the workspace's own articles (a how-to about
-	// its product) is not one the catalog of constraints would place.
+	// its product) is not one the catalog of constraints would place; nor
+	// is the answer of a persona whose diagnosis only informs (a sales
+	// conversation, a fault, one account): how surely the business's
+	// constraint was placed says nothing of how well such an answer fits.
 	placement := tb.diagnosisBand
-	if tb.scope.Workspace {
+	if tb.scope.Workspace || !tb.diagnosisLeads {
 		placement = ""
 	}
 	fit := -1.0
