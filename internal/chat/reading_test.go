@@ -73,6 +73,8 @@ func TestReadScope(t *testing.T) {
 		{"We run a wedding venue; Saturdays book out two years ahead while weekdays sit empty. How should we price?", true, ""},
 		{"Our team is placing a big bet on a new product line; how do we test demand first?", true, ""},
 		{"Customers claim the parcel never came even though the courier's photo shows it at the door; how do we handle it?", true, ""},
+		{"Quick capacity check: I have slept maybe 4 hours a night for weeks and my heart races in every client call. How do I keep up?", false, "health"},
+		{"Our sales kickoff is in Rome; which sights and museums are must-see for the team?", false, ""},
 		{"Should we create a fake door test on the pricing page before building the premium tier?", true, ""},
 		{"Who will win this deal, us or the incumbent, if we match their price? What is our best bet?", true, ""},
 	}
