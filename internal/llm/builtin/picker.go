@@ -401,6 +401,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if p.used[c.key] || (pass == 0 && p.cited[c.entity.Token] >= 2 && len(entities) > 1) {
 				continue
 			}
+			if slices.ContainsFunc(p.chosen, func(s sentence) bool { return nearlySame(s.terms, c.terms) }) {
+				continue // says again what the answer already says, in other words
+			}
 			if c.follows != "" && !p.earlier[c.follows] && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
 				// A later step of a sequence, out of its context: the step
 				// before it must be in this answer or an earlier one of the
@@ -470,3 +473,29 @@ func citeText(token, text string) string {
 	}
 	return text + " [" + token + "]" + end
 }
+
+// nearlySame reports whether two sentences say nearly the same thing: most
+// of the shorter one's distinct stems are in the other, and they are a
+// good part of the other's (the catalog's application of a framework often
+// restates one of its key ideas; a short sentence whose words a long one
+// happens to hold says something else).
+func nearlySame(a, b []string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) < 4 {
+		return false
+	}
+	shared := 0
+	for _, t := range a {
+		if slices.Contains(b, t) {
+			shared++
+		}
+	}
+	return float64(shared) >= nearlySameShare*float64(len(a)) && float64(shared) >= nearlySameShare/2*float64(len(b))
+}
+
+// nearlySameShare is the share of the shorter sentence's stems the other
+// must hold for the two to count as saying the same thing (and half of it,
+// the share of the longer one's).
+const nearlySameShare = 0.7

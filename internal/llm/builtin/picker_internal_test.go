@@ -41,3 +41,19 @@ func TestDanglingSentencesAreNotQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestNearlySame: two sentences that restate each other count as the same;
+// a short sentence whose few words a long one happens to hold does not.
+func TestNearlySame(t *testing.T) {
+	terms := func(s string) []string { return analyse(s).terms }
+	kingman := "Utilization factor: a resource at 80% load has a factor of 4, at 90% it is 9, and at 95% it is 19, so the last few points of busyness multiply queues."
+	application := "Queueing theory explains why: at 80% load a resource's utilization factor is 4, at 90% it is 9 and at 95% it is 19, so the last few points of busyness at the constraint multiply queues."
+	short := "Most lead time is waiting, not working."
+	long := "Owners usually discover that most of their lead time is waiting, which points improvement toward queues and handoffs rather than asking people to work faster."
+	if !nearlySame(terms(kingman), terms(application)) {
+		t.Error("a restatement is not taken for the same sentence")
+	}
+	if nearlySame(terms(short), terms(long)) {
+		t.Error("a short sentence is taken for a long one that holds its words")
+	}
+}
