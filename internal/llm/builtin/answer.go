@@ -59,9 +59,11 @@ func (t turn) compose() string {
 // share of the question's key terms, by importance, that the cited
 // sentences address): below nearestBelow it offers only the nearest
 // knowledge; below noteBelow it opens by naming what the knowledge base
-// holds nothing specific on.
+// holds nothing specific on. (nearestBelow was 0.12: readers took the
+// short nearest-knowledge answer for a refusal, and 29 answers it had
+// covered, composed in full instead, were rated 2.48 against 1.79.)
 const (
-	nearestBelow = 0.12
+	nearestBelow = 0.05
 	noteBelow    = 0.4
 )
 
