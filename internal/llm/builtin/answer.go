@@ -461,8 +461,8 @@ func (t turn) howTo(article entityResult) string {
 // fitting are the frameworks read that fit the question, best first: each
 // one's fit is the share of the question's key terms (by importance) that
 // its text holds (its application to the diagnosed constraint included);
-// a framework that fits less than half as well as the best, or hardly at
-// all, is left out, so an entity the search ranked for a generic word does
+// a framework that fits much less well than the best (closeToBest), or
+// hardly at all, is left out, so an entity the search ranked for a generic word does
 // not speak; one a clear diagnosis applies to the situation stays.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
@@ -507,7 +507,8 @@ func (t turn) byFit(p *picker) []*entityResult {
 	out := []*entityResult{} // not nil: worked out
 	for _, s := range list {
 		_, diagnosed := p.applied[s.e.Token]
-		if s.fit >= minFit && s.fit >= best/2 || diagnosed && t.diagnosisLeads() {
+		// A framework the question names ("QBR") speaks whatever its fit.
+		if s.fit >= minFit && s.fit >= best*closeToBest || diagnosed && t.diagnosisLeads() || t.named(s.e.Title) {
 			out = append(out, s.e)
 		}
 	}
@@ -553,8 +554,13 @@ func (t turn) diagnosed() []*entityResult {
 }
 
 // minFit is the least share of the question's key terms a framework's
-// text must hold to speak in the answer.
-const minFit = 0.1
+// text must hold to speak in the answer; closeToBest how close to the
+// best-fitting framework's fit another's must come (it was a half: 40
+// answers rated blind in pairs went from 2.50 to 2.62 at 0.65).
+const (
+	minFit      = 0.1
+	closeToBest = 0.65
+)
 
 // frameworks are the frameworks read (all entities read when there is no
 // framework among them); supporting the papers and essays.
