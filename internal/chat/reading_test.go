@@ -75,6 +75,8 @@ func TestReadScope(t *testing.T) {
 		{"Customers claim the parcel never came even though the courier's photo shows it at the door; how do we handle it?", true, ""},
 		{"Quick capacity check: I have slept maybe 4 hours a night for weeks and my heart races in every client call. How do I keep up?", false, "health"},
 		{"Our sales kickoff is in Rome; which sights and museums are must-see for the team?", false, ""},
+		{"A former supplier sued us and we were served on Monday; what should our answer to the court say?", false, "law"},
+		{"A customer filed a complaint that our driver was rude; how should support respond to it?", true, ""},
 		{"Should we create a fake door test on the pricing page before building the premium tier?", true, ""},
 		{"Who will win this deal, us or the incumbent, if we match their price? What is our best bet?", true, ""},
 	}
