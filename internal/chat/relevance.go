@@ -55,7 +55,8 @@ import (
 //
 // The turn's diagnosis says how surely the question reads as one of the
 // constraints the catalog knows (placement: its band, "" when nothing was
-// diagnosed or the answer comes from the workspace's own articles). An
+// diagnosed, the answer comes from the workspace's own articles, or the
+// persona's diagnosis only informs its answer rather than leading it). An
 // answer to a question it could not place (low) is `low` at most: the
 // knowledge may say true things, but nothing shows that they fit the
 // situation asked about. One it placed only with medium confidence is
