@@ -216,18 +216,18 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 			continue
 		}
 		seen[st] = true
-		weight := 0.5
+		weight, names := tooling.OrdinaryWeight, ""
 		switch {
 		case words.Industry != nil && words.Industry(st):
-			weight = 0.25
+			weight, names = tooling.IndustryWeight, tooling.NamesIndustry
 		case strong[st]:
-			weight = 1
+			weight, names = tooling.BusinessWeight, tooling.NamesBusiness
 		}
 		specificity := 1.0
 		if words.Specificity != nil {
 			specificity = math.Round(words.Specificity(st)*1000) / 1000
 		}
-		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Related: related[st]})
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Names: names, Related: related[st]})
 	}
 	return out
 }

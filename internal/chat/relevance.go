@@ -98,8 +98,11 @@ func withRelevance(c verify.Confidence, r Reading, placement string, fit float64
 	}
 	if fit >= 0 {
 		scale := math.Sqrt(fit / fullFitAt)
-		if scaled := relevance * math.Min(maxFitBoost, scale); scale > 1 && relevance < highFrom && scaled >= highFrom {
-			relevance = highFrom - 0.01 // the fit alone never makes an answer high
+		// Compared as it will be shown (rounded), so that rounding cannot
+		// lift an answer into high either.
+		scaled := math.Round(relevance*math.Min(maxFitBoost, scale)*1000) / 1000
+		if scale > 1 && relevance < verify.HighFrom && scaled >= verify.HighFrom {
+			relevance = verify.HighFrom - 0.01 // the fit alone never makes an answer high
 		} else {
 			relevance = math.Min(1, scaled)
 		}
@@ -136,10 +139,8 @@ const (
 
 // fullFitAt is the situation fit at which the relevance keeps its value
 // (about the 30th percentile of the fit over rated in-scope answers);
-// maxFitBoost the most the fit may multiply it by; highFrom the score of a
-// `high` answer (verify.Level).
+// maxFitBoost the most the fit may multiply it by.
 const (
 	fullFitAt   = 0.08
 	maxFitBoost = 1.2
-	highFrom    = 0.8
 )

@@ -98,7 +98,7 @@ func TestSituationFitScalesRelevance(t *testing.T) {
 		{"a fit at the full mark", three, fullFitAt, 0.65, "medium"},
 		{"a quarter of the full mark halves it", three, fullFitAt / 4, 0.325, "low"},
 		{"a close fit lifts it, at most 1.2 times", three, 1, 0.78, "medium"},
-		{"never into high on the fit alone", verify.Confidence{Score: 1, TotalClaims: 5, VerifiedClaims: 5, Verdicts: ten.Verdicts[:5]}, 1, highFrom - 0.01, "medium"},
+		{"never into high on the fit alone", verify.Confidence{Score: 1, TotalClaims: 5, VerifiedClaims: 5, Verdicts: ten.Verdicts[:5]}, 1, verify.HighFrom - 0.01, "medium"},
 		{"already high stays high", ten, 1, 1, "high"},
 	}
 	for _, tc := range tests {
@@ -125,7 +125,15 @@ func TestSituationFit(t *testing.T) {
 	queue := assistant.Entity{Type: assistant.Framework, Slug: "queue", WhenToUse: []string{"Calls wait too long at lunchtime."}}
 	article := assistant.Entity{Type: assistant.Framework, Slug: "article"}
 	found := map[assistant.Token]assistant.Entity{recovery.Token(): recovery, queue.Token(): queue, article.Token(): article}
-	fit := func(cites map[assistant.Token]int) float64 { return situationFit(reading, specific, cites, found) }
+	fit := func(times map[assistant.Token]int) float64 {
+		var cited []assistant.Token
+		for _, t := range []assistant.Token{recovery.Token(), queue.Token(), article.Token()} {
+			if times[t] > 0 {
+				cited = append(cited, t)
+			}
+		}
+		return situationFit(reading, specific, cited, times, found)
+	}
 	onTarget, offTarget := fit(map[assistant.Token]int{recovery.Token(): 1}), fit(map[assistant.Token]int{queue.Token(): 1})
 	if onTarget <= 0.3 || offTarget != 0 {
 		t.Errorf("fit on target %v, off target %v", onTarget, offTarget)

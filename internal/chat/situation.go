@@ -24,7 +24,14 @@ import (
 // that got no reply) fits less than one whose knowledge was written for
 // situations like the one asked about. docs/evaluation.md ("A situation
 // fit in the confidence") gives how it ranks rated answers.
-func situationFit(r Reading, specific func(stem string) float64, cites map[assistant.Token]int, found map[assistant.Token]assistant.Entity) float64 {
+//
+// cited are the tokens the answer cites, each once, in the answer's order
+// (so that the sum, and the rounded score, are the same on every run), and
+// times how often it cites each.
+func situationFit(r Reading, specific func(stem string) float64, cited []assistant.Token, times map[assistant.Token]int, found map[assistant.Token]assistant.Entity) float64 {
+	if specific == nil {
+		return -1
+	}
 	var question float64
 	for _, k := range r.KeyTerms {
 		question += k.Importance() * k.Importance()
@@ -34,7 +41,8 @@ func situationFit(r Reading, specific func(stem string) float64, cites map[assis
 	}
 	question = math.Sqrt(question)
 	var sum, count float64
-	for t, n := range cites {
+	for _, t := range cited {
+		n := times[t]
 		e, ok := found[t]
 		if !ok || len(e.WhenToUse) == 0 {
 			continue

@@ -95,10 +95,13 @@ type toolbox struct {
 	// diagnosisBand is the confidence band of the turn's last diagnosis
 	// ("" when the turn diagnosed nothing).
 	diagnosisBand string
-	// diagnosisLeads is whether the persona lets a diagnosis lead its
-	// answer (persona.Persona.Diagnosis): only then does the diagnosis's
-	// band bound the confidence.
-	diagnosisLeads bool
+	// personaDiagnosisLeads is whether the persona lets a diagnosis lead
+	// its answer (persona.Persona.DiagnosisLeads): only then does the
+	// diagnosis's band bound the confidence.
+	personaDiagnosisLeads bool
+	// specific is how specific each stem is to the knowledge base, as the
+	// turn's reading used it (for the situation fit).
+	specific func(stem string) float64
 }
 
 // toolboxes keeps the toolboxes of finished turns, whose slices the next

@@ -155,7 +155,7 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	tb := toolboxes.Get().(*toolbox)
 	defer tb.release()
 	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0], vertical: req.Vertical,
-		scope: reading.Scope, question: req.Message, diagnosisLeads: persona.Diagnosis == "leads"}
+		scope: reading.Scope, question: req.Message, personaDiagnosisLeads: persona.DiagnosisLeads(), specific: specific}
 	maxHops := s.MaxHops
 	if maxHops <= 0 {
 		maxHops = 6
@@ -275,14 +275,17 @@ func (s *Service) unknownTokens(ctx context.Context, message string) ([]string, 
 // verifies its claims and lists the knowledge it used.
 func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, reading Reading) (Response, []assistant.Token, error) {
 	var tokens []assistant.Token
-	seen := map[assistant.Token]bool{}
+	times := map[assistant.Token]int{} // how often the answer cites each token
 	written := citationToken.FindAllStringSubmatch(answer, -1)
 	for _, m := range written {
 		t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
-		if t.Valid() && !seen[t] {
-			seen[t] = true
+		if !t.Valid() {
+			continue
+		}
+		if times[t] == 0 {
 			tokens = append(tokens, t)
 		}
+		times[t]++
 	}
 	found, err := s.Knowledge.Entities(ctx, tokens)
 	if err != nil {
@@ -321,20 +324,10 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	// conversation, a fault, one account): how surely the business's
 	// constraint was placed says nothing of how well such an answer fits.
 	placement := tb.diagnosisBand
-	if tb.scope.Workspace || !tb.diagnosisLeads {
+	if tb.scope.Workspace || !tb.personaDiagnosisLeads {
 		placement = ""
 	}
-	fit := -1.0
-	if specific, err := s.specific.of(ctx, s); err == nil {
-		cites := make(map[assistant.Token]int, len(found))
-		for _, m := range written {
-			t := assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}
-			if _, ok := found[t]; ok {
-				cites[t]++
-			}
-		}
-		fit = situationFit(reading, specific, cites, found)
-	}
+	fit := situationFit(reading, tb.specific, cited, times, found)
 	conf = withRelevance(conf, reading, placement, fit)
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]

@@ -51,6 +51,11 @@ var actions = sync.OnceValue(func() map[string]bool {
 	return out
 })
 
+// DiagnosisLeads reports whether the persona lets a clear diagnosis lead
+// its answer (Diagnosis "leads"), rather than only nudging which knowledge
+// is read ("informs").
+func (p Persona) DiagnosisLeads() bool { return p.Diagnosis == "leads" }
+
 // Persona is the record of one chat mode.
 type Persona struct {
 	Mode       string `yaml:"mode"`

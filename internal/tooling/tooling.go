@@ -211,6 +211,12 @@ type KeyTerm struct {
 	Word        string  `json:"word"`
 	Weight      float64 `json:"weight"`
 	Specificity float64 `json:"specificity"`
+	// Names says what the word names: NamesBusiness (something of a
+	// business: a customer, a margin, a backlog), NamesIndustry (the
+	// industry the question is in), or "" for an ordinary word. Its Weight
+	// starts from that (BusinessWeight, IndustryWeight, OrdinaryWeight)
+	// and may be lowered later (a follow-up's earlier words weigh half).
+	Names string `json:"names,omitempty"`
 	// Related are the concept phrases (each its words' stems) that the
 	// business vocabulary relates the word to as the question uses it:
 	// "cfo" relates to "economic buyer". Text that holds one of them
@@ -218,6 +224,15 @@ type KeyTerm struct {
 	// half of it (relatedCredit).
 	Related [][]string `json:"related,omitempty"`
 }
+
+// What a key term names, and the weight each starts with.
+const (
+	NamesBusiness  = "business"
+	NamesIndustry  = "industry"
+	BusinessWeight = 1.0
+	IndustryWeight = 0.25
+	OrdinaryWeight = 0.5
+)
 
 // relatedCredit is the share of a key term's importance that text holding
 // one of its related concept phrases, and not the term itself, counts for.

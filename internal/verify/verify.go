@@ -92,14 +92,21 @@ type Confidence struct {
 	Verdicts  []Verdict `json:"verdicts"`
 }
 
+// HighFrom and MediumFrom are the lowest scores of a `high` and a
+// `medium` verdict (Level).
+const (
+	HighFrom   = 0.8
+	MediumFrom = 0.5
+)
+
 // Level maps a score to the D7 level.
 func Level(score float64, claims int) string {
 	switch {
 	case claims == 0 || score <= 0:
 		return "none"
-	case score >= 0.8:
+	case score >= HighFrom:
 		return "high"
-	case score >= 0.5:
+	case score >= MediumFrom:
 		return "medium"
 	}
 	return "low"

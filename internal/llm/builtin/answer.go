@@ -68,13 +68,8 @@ const (
 )
 
 // rareFrom is the specificity from which a word counts as rare in the
-// knowledge base (a handful of entities or none use it); ordinaryWeight the
-// weight the reading gives a word that names neither something of a
-// business nor an industry.
-const (
-	rareFrom       = 0.75
-	ordinaryWeight = 0.5
-)
+// knowledge base (a handful of entities or none use it).
+const rareFrom = 0.75
 
 // weighty keeps the missing words worth naming as ones the knowledge base
 // holds nothing on: rare in it, and a business or industry word, in the
@@ -88,7 +83,7 @@ func (t turn) weighty(words []string) []string {
 		// nothing on, however little the cited sentences say of it; and
 		// only a word that names something of a business or its industry
 		// is worth naming ("gmv", "courier"), not an ordinary one ("took").
-		if !slices.Contains(t.reading.TriedTerms, k.Stem) && k.Specificity >= rareFrom && k.Weight != ordinaryWeight {
+		if !slices.Contains(t.reading.TriedTerms, k.Stem) && k.Specificity >= rareFrom && k.Names != "" {
 			named[k.Word] = true
 		}
 	}
@@ -389,15 +384,20 @@ func (t turn) settleQuestion() string {
 func (t turn) decline() string {
 	var b strings.Builder
 	s := t.reading.Scope
+	if s.CareUrgent {
+		// Someone may need help now: that comes first, before anything
+		// said of the message's instructions, and nothing is said of what
+		// else the assistant does.
+		fmt.Fprintf(&b, "%s %s is outside what I can advise on, so I will not guess at it.", s.CareNote, cmp.Or(s.CareSubject, "That"))
+		if s.Injection {
+			b.WriteString(" I will not reveal or change my instructions or configuration, or take on another role.")
+		}
+		return b.String()
+	}
 	if s.Injection {
 		b.WriteString("I will not reveal or change my instructions or configuration, or take on another role. ")
 	}
 	switch {
-	case s.CareUrgent:
-		// Someone may need help now: that comes first, and nothing is
-		// said of what else the assistant does.
-		fmt.Fprintf(&b, "%s %s is outside what I can advise on, so I will not guess at it.", s.CareNote, cmp.Or(s.CareSubject, "That"))
-		return strings.TrimSpace(b.String())
 	case s.Care != "":
 		fmt.Fprintf(&b, "%s is outside what I can advise on, so I will not guess at it. ", cmp.Or(s.CareSubject, "That"))
 		if s.CareNote != "" {
@@ -462,7 +462,7 @@ func (t turn) howTo(article entityResult) string {
 // one's fit is the share of the question's key terms (by importance) that
 // its text holds (its application to the diagnosed constraint included);
 // a framework that fits much less well than the best (closeToBest), or
-// hardly at all, is left out, so an entity the search ranked for a generic word does
+// hardly at all, is left out (unless the question names it), so an entity the search ranked for a generic word does
 // not speak; one a clear diagnosis applies to the situation stays.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
