@@ -154,12 +154,18 @@ func TestOpenAICompatibleProvider(t *testing.T) {
 }
 
 func TestUpstreamDownIs502(t *testing.T) {
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	// The port stays held until the service has its own, so the service
+	// (or another test's) cannot be given it and answer as the upstream;
+	// then nothing listens there.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	closed := fmt.Sprintf("http://%s/v1", ln.Addr())
-	ln.Close() // nothing listens there now
 	dir := t.TempDir()
 	base, _ := startServer(t, map[string]string{"ASSISTANT_DATA_DIR": dir, "ASSISTANT_LLM_PROVIDER": "openai",
 		"ASSISTANT_LLM_BASE_URL": closed, "ASSISTANT_LLM_MODEL": "m"})
+	ln.Close()
 	key := createKey(t, dir)
 	status, body, header := postChat(t, base, key, `{"message":"hello"}`, false)
 	if status != 502 || header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":502`) {
