@@ -192,11 +192,11 @@ func (t turn) newPicker() *picker {
 	}
 	for _, prev := range t.previous {
 		for _, line := range strings.Split(prev, "\n") {
-			p.used[analyse(line).key] = true
-			p.earlier[analyse(line).key] = true
+			key := analyse(line).key
+			p.used[key], p.earlier[key] = true, true
 			for _, s := range textproc.Sentences(line) {
-				p.used[analyse(s).key] = true
-				p.earlier[analyse(s).key] = true
+				key := analyse(s).key
+				p.used[key], p.earlier[key] = true, true
 			}
 		}
 	}
@@ -296,6 +296,10 @@ func sameSentenceSource(a, b *entityResult) bool {
 		slices.Equal(a.WhenToUse, b.WhenToUse) && slices.Equal(a.Pitfalls, b.Pitfalls)
 }
 
+// instructs reports whether a sentence says what to do: a step of the
+// catalog's sequence, or a sentence that opens with a verb of advice.
+func (s sentence) instructs() bool { return s.kind == "step" || s.analysis.action }
+
 // best returns up to n sentences of the given kinds from the entities,
 // best match to the question first, and marks them used. Only a sentence
 // that shares enough with the question is offered, except from the first
@@ -340,7 +344,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
 				continue
 			}
-			if rule.actionsOnly && !(s.kind == "step" || s.analysis.action) {
+			if rule.actionsOnly && !s.instructs() {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
@@ -368,7 +372,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 				}
 			}
 			s.score = important / (1 + 0.05*float64(len(s.terms)))
-			if rule.actions && (s.kind == "step" || s.analysis.action) {
+			if rule.actions && s.instructs() {
 				s.score += 1
 			}
 			s.strong = overlap >= rule.least

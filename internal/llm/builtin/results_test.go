@@ -54,18 +54,8 @@ func TestResultValuesReadAsJSON(t *testing.T) {
 			Hits: []tooling.SearchHit{{Token: "framework:a", Title: "A", Summary: "S.", Archetypes: []string{"x", "y"}, Score: 1},
 				{Token: "paper:b", Archetypes: []string{}, Score: 0.123, Imported: true}, {Token: "blog:c", Score: 1.0 / 3}}},
 	}
-	for _, r := range searches {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want searchResult
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if got := readSearch(&r); !reflect.DeepEqual(got, want) {
-			t.Errorf("search %s: read as %#v, its JSON as %#v", b, got, want)
-		}
+	for i := range searches {
+		readsAsJSON(t, "search", &searches[i], readSearch)
 	}
 	diagnoses := []tooling.DiagnoseResult{
 		{},
@@ -76,17 +66,23 @@ func TestResultValuesReadAsJSON(t *testing.T) {
 				{Token: "framework:a", Title: "A", Application: "Do it.", FirstSteps: []string{"One.", "Two."}, Metrics: []string{"m"}, Supporting: []string{}, CardFirstSteps: []string{}},
 				{Token: "framework:b", Application: "Do <b>.", Supporting: []string{"paper:c"}, CardApplication: "Do b.", CardFirstSteps: []string{"One."}}}},
 	}
-	for _, r := range diagnoses {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want diagnoseResult
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatal(err)
-		}
-		if got := readDiagnosis(&r); !reflect.DeepEqual(got, want) {
-			t.Errorf("diagnosis %s: read as %#v, its JSON as %#v", b, got, want)
-		}
+	for i := range diagnoses {
+		readsAsJSON(t, "diagnosis", &diagnoses[i], readDiagnosis)
+	}
+}
+
+// readsAsJSON checks that read gives for v what decoding v's JSON gives.
+func readsAsJSON[V, R any](t *testing.T, what string, v *V, read func(*V) R) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want R
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(v); !reflect.DeepEqual(got, want) {
+		t.Errorf("%s %s: read as %#v, its JSON as %#v", what, b, got, want)
 	}
 }
