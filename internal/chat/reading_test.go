@@ -92,6 +92,7 @@ func TestReadScope(t *testing.T) {
 		{"How do we plan shifts so drivers sleep 8 hours between long runs?", true, ""},
 		{"Clinic buyers ask whether our tool is HIPAA-compliant; how do we answer on the call?", true, ""},
 		{"Should the customer hand it in at the store or post it back for a refund?", true, ""},
+		{"Our bakery sells out of croissants by 9am but we throw away a third of the sourdough. How should we plan tomorrow's bake?", true, ""},
 		{"My cofounder texted that he wants to hurt himself after the board meeting. What do I do?", false, "crisis"},
 		{"Should we create a fake door test on the pricing page before building the premium tier?", true, ""},
 		{"Who will win this deal, us or the incumbent, if we match their price? What is our best bet?", true, ""},
