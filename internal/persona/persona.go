@@ -19,6 +19,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -73,6 +74,11 @@ type Persona struct {
 	// MethodSearch, when set, is a second search for the methods of the
 	// persona's own work (a sales conversation's), read with the rest.
 	MethodSearch string `yaml:"method_search"`
+	// Archetypes are the constraints the persona's questions are usually
+	// about (catalog ids); knowledge that helps with none of them is read
+	// only when it matches the question clearly better than what does
+	// (empty: every constraint is the persona's).
+	Archetypes []string `yaml:"archetypes"`
 	// Diagnosis says what a confident diagnosis does in the answer:
 	// "leads" (its frameworks come first) or "informs" (a nudge only: the
 	// question is about a conversation or a fault, not the business).
@@ -183,6 +189,11 @@ func (p Persona) check() error {
 		return fmt.Errorf("product_docs needs no_product_docs")
 	case p.Diagnosis != "leads" && p.Diagnosis != "informs":
 		return fmt.Errorf("diagnosis must be leads or informs, not %q", p.Diagnosis)
+	}
+	for _, a := range p.Archetypes {
+		if !assistant.IsArchetype(a) {
+			return fmt.Errorf("unknown archetype %q", a)
+		}
 	}
 	for _, s := range p.Sections {
 		if s.Heading == "" || s.Count < 1 || len(s.Fill) == 0 {

@@ -261,6 +261,9 @@ func (t turn) toRead() []string {
 		if offered[h.Token] {
 			score -= 0.3
 		}
+		if t.offPersona(h.Archetypes) {
+			score -= offPersonaPenalty
+		}
 		return score
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
@@ -289,13 +292,32 @@ func (t turn) toRead() []string {
 	// question but not its situation spoke too often (40 answers rated
 	// blind in pairs went from 2.50 to 2.65 when the bar rose to 0.55).
 	for _, h := range hits {
-		if h.Score >= alsoReadFrom {
+		score := h.Score
+		if t.offPersona(h.Archetypes) {
+			score -= offPersonaPenalty
+		}
+		if score >= alsoReadFrom {
 			add(h.Token)
 		}
 	}
 	out := append(imported, frameworks...)
 	return append(out, support...)
 }
+
+// offPersona reports whether knowledge helps with none of the constraints
+// the persona's questions are about: call-centre staffing for a seller's
+// "discovery call", a startup canvas for a success manager's accounts.
+// Knowledge with no archetypes (the workspace's own) is never off persona.
+func (t turn) offPersona(archetypes []string) bool {
+	if len(t.persona.Archetypes) == 0 || len(archetypes) == 0 {
+		return false
+	}
+	return !slices.ContainsFunc(archetypes, func(a string) bool { return slices.Contains(t.persona.Archetypes, a) })
+}
+
+// offPersonaPenalty is what an off-persona hit loses of its search score
+// (relative to the best hit) when the entities to read are chosen.
+const offPersonaPenalty = 0.5
 
 // alsoReadFrom is the search score, relative to the best hit, from which
 // a further hit is read.

@@ -1,6 +1,10 @@
 package builtin
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/constraintlab/assistant/internal/persona"
+)
 
 // TestDanglingSentencesAreNotQuoted: a sentence that opens by pointing back
 // at the one before it ("It...", "All three...") is not picked for
@@ -55,5 +59,34 @@ func TestNearlySame(t *testing.T) {
 	}
 	if nearlySame(terms(short), terms(long)) {
 		t.Error("a short sentence is taken for a long one that holds its words")
+	}
+}
+
+// TestOffPersona: knowledge is off a persona's side when it helps with
+// none of the constraints the persona's questions are about; the operator
+// (no archetypes) and knowledge without archetypes are never off.
+func TestOffPersona(t *testing.T) {
+	personas, err := persona.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		mode       string
+		archetypes []string
+		off        bool
+	}{
+		{"customer", []string{"support-load", "hiring-talent", "delivery-capacity"}, true},
+		{"customer", []string{"support-load", "sales-conversion"}, false},
+		{"success", []string{"product-market-fit", "strategic-focus"}, true},
+		{"success", []string{"retention-churn"}, false},
+		{"support", []string{"pricing-margin", "strategic-focus"}, true},
+		{"operator", []string{"support-load"}, false},
+		{"customer", nil, false},
+	}
+	for _, c := range cases {
+		tr := turn{persona: personas[c.mode]}
+		if got := tr.offPersona(c.archetypes); got != c.off {
+			t.Errorf("%s, %v: off persona %v, want %v", c.mode, c.archetypes, got, c.off)
+		}
 	}
 }
