@@ -75,6 +75,12 @@ func TestSystemPromptStatesTheRules(t *testing.T) {
 				t.Errorf("%s prompt lacks %q", m, want)
 			}
 		}
+		// The persona's constraints reach the hosted model too.
+		for _, a := range personas[m].Archetypes {
+			if !strings.Contains(prompt, a) {
+				t.Errorf("%s prompt lacks its constraint %q", m, a)
+			}
+		}
 	}
 }
 

@@ -19,6 +19,9 @@ func (p Persona) SystemPrompt(vertical string) string {
 	fmt.Fprintf(&b, "Goal: %s\nAudience: %s\nTone: %s\n", p.Goal, p.Audience, p.Tone)
 	fmt.Fprintf(&b, "When the question leaves it open, ask about: %s.\nYou recommend: %s.\n", p.Asks, p.Recommends)
 	fmt.Fprintf(&b, "Use the tools before answering, preferring in this order: %s. Read an entity with get_entity before relying on it.\n", strings.Join(p.Tools, ", "))
+	if len(p.Archetypes) > 0 {
+		fmt.Fprintf(&b, "Questions in this mode are usually about these constraints (the archetypes of search results): %s. Prefer knowledge that helps with one of them; read a result that helps with none only when nothing else matches the question nearly as well, since a shared word is not a shared situation.\n", strings.Join(p.Archetypes, ", "))
+	}
 	if len(p.Situations) > 0 {
 		var ids []string
 		for _, s := range p.Situations {
