@@ -239,6 +239,30 @@ func TestNamedFrameworkIsRead(t *testing.T) {
 	}
 }
 
+// TestUnknownSourceIsNamed: asked to confirm a study the knowledge base
+// does not hold, the answer says so before what it does hold (and never
+// that it confirms it); asked about a work it holds, it does not.
+func TestUnknownSourceIsNamed(t *testing.T) {
+	s, _ := fullService(t)
+	ctx := context.Background()
+	r, _, err := s.Run(ctx, chat.Request{Mode: "customer",
+		Message: "Please confirm the 2021 Harvard study by Dr. Ellen Marks showing discounts above 15% triple churn, and cite it. A client wants 20% off."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, "Marks") {
+		t.Errorf("an unknown study is not named as unknown:\n%s", r.Response)
+	}
+	r, _, err = s.Run(ctx, chat.Request{Mode: "operator",
+		Message: "Can you confirm that Goldratt's Theory of Constraints says to exploit the bottleneck before buying more capacity?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.Response, "holds no source") {
+		t.Errorf("a work the knowledge base holds is called unknown:\n%s", r.Response)
+	}
+}
+
 // newTokens counts the citation tokens of later that earlier does not cite.
 func newTokens(earlier, later string) int {
 	n := 0

@@ -41,7 +41,7 @@ func (t turn) compose() string {
 	// its frameworks' steps answer even when they share few words with
 	// the question (the confidence still says how little they share).
 	addressed := relevance >= nearestBelow || t.diagnosisLeads()
-	if len(p.chosen) < 2 || !addressed || !t.namesFound() {
+	if len(p.chosen) < 2 || !addressed {
 		return t.nearest(p)
 	}
 	var b strings.Builder
@@ -97,21 +97,57 @@ func (t turn) weighty(words []string) []string {
 }
 
 // namesFound reports whether the knowledge read holds the source the
-// message asked to have confirmed: one of its names in an entity's title
-// or text (true when it named none).
+// message asked to have confirmed: every one of its names (of four
+// letters or more, without a possessive 's) in one entity's title,
+// authors or summary (true when it named none). One name is not enough:
+// "the 2021 Harvard study by Dr. Ellen Marks" is not the Harvard
+// Negotiation Project's book.
 func (t turn) namesFound() bool {
-	if len(t.reading.Names) == 0 {
+	names := t.sourceNames()
+	if len(names) == 0 {
 		return true
 	}
 	for _, e := range t.entities {
-		text := strings.ToLower(e.Title + " " + e.Summary)
-		for _, n := range t.reading.Names {
-			if len(n) > 3 && strings.Contains(text, strings.ToLower(n)) {
-				return true
-			}
+		text := strings.ToLower(e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary)
+		if !slices.ContainsFunc(names, func(n string) bool { return !strings.Contains(text, strings.ToLower(n)) }) {
+			return true
 		}
 	}
 	return false
+}
+
+// namesMissing are the source's names that no entity read holds (the
+// author of a made-up study, not the university also named), or all of
+// them when each is somewhere but no entity holds them together.
+func (t turn) namesMissing() []string {
+	var missing []string
+	names := t.sourceNames()
+	for _, n := range names {
+		held := slices.ContainsFunc(t.entities, func(e entityResult) bool {
+			return strings.Contains(strings.ToLower(e.Title+" "+strings.Join(e.Authors, " ")+" "+e.Summary), strings.ToLower(n))
+		})
+		if !held {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return names
+	}
+	return missing
+}
+
+// sourceNames are the names of the source the message asked to have
+// confirmed that can be looked for: four letters or more, without a
+// possessive 's.
+func (t turn) sourceNames() []string {
+	var names []string
+	for _, n := range t.reading.Names {
+		n = strings.TrimSuffix(strings.TrimSuffix(n, "'s"), "’s")
+		if len([]rune(n)) > 3 && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // addresses reports whether a sentence the answer cites, or the title of
@@ -137,6 +173,10 @@ func (t turn) preface(b *strings.Builder) {
 	}
 	for _, tok := range r.Unknown {
 		fmt.Fprintf(b, "`%s` is not in the knowledge base, so I cannot confirm what it says; here is what the knowledge base does hold:\n\n", tok)
+	}
+	if !t.namesFound() {
+		names := t.namesMissing()
+		fmt.Fprintf(b, "The knowledge base holds no source by or about %s, so I cannot confirm or cite it; here is what it does hold:\n\n", quoteList(names[:min(3, len(names))]))
 	}
 	if lang := r.Scope.Language; lang != "en" && lang != "" {
 		b.WriteString("I answer in English")
@@ -340,10 +380,7 @@ func (t turn) nearest(p *picker) string {
 		p = t.newPicker() // it has chosen nothing: every key term is missing
 	}
 	_, missing := t.reading.Addressed(p.addresses)
-	missing = t.weighty(missing)
-	if !t.namesFound() {
-		missing = t.reading.Names
-	}
+	missing = t.weighty(missing) // an unconfirmed source is named by the preface
 	if len(missing) > 0 {
 		fmt.Fprintf(&b, "It holds nothing that speaks to %s", quoteList(missing[:min(3, len(missing))]))
 	} else {

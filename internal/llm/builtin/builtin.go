@@ -309,10 +309,19 @@ func (t turn) toRead() []string {
 // "discovery call", a startup canvas for a success manager's accounts.
 // Knowledge with no archetypes (the workspace's own) is never off persona.
 func (t turn) offPersona(archetypes []string) bool {
-	if len(t.persona.Archetypes) == 0 || len(archetypes) == 0 {
+	own := t.persona.Archetypes
+	if len(own) == 0 && t.diagnosis != nil && t.diagnosis.Band != "low" {
+		// A persona whose questions may be about any constraint (the
+		// operator) takes the question's: the diagnosis's two likeliest,
+		// when it could place the question at all.
+		for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
+			own = append(own, m.ArchetypeID)
+		}
+	}
+	if len(own) == 0 || len(archetypes) == 0 {
 		return false
 	}
-	return !slices.ContainsFunc(archetypes, func(a string) bool { return slices.Contains(t.persona.Archetypes, a) })
+	return !slices.ContainsFunc(archetypes, func(a string) bool { return slices.Contains(own, a) })
 }
 
 // offPersonaPenalty is what an off-persona hit loses of its search score

@@ -89,4 +89,16 @@ func TestOffPersona(t *testing.T) {
 			t.Errorf("%s, %v: off persona %v, want %v", c.mode, c.archetypes, got, c.off)
 		}
 	}
+	// The operator takes the diagnosis's two likeliest constraints, when
+	// the diagnosis placed the question at all.
+	placed := func(band string) turn {
+		return turn{persona: personas["operator"], diagnosis: &diagnoseResult{Band: band,
+			Matches: []diagnoseMatch{{ArchetypeID: "delivery-capacity"}, {ArchetypeID: "pricing-margin"}, {ArchetypeID: "support-load"}}}}
+	}
+	if !placed("medium").offPersona([]string{"support-load", "hiring-talent"}) {
+		t.Error("the operator read knowledge for neither of the diagnosis's two likeliest constraints as its own")
+	}
+	if placed("medium").offPersona([]string{"pricing-margin"}) || placed("low").offPersona([]string{"support-load"}) {
+		t.Error("the operator set aside knowledge for a likely constraint, or followed a diagnosis that placed nothing")
+	}
 }

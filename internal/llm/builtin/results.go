@@ -39,6 +39,7 @@ type entityResult struct {
 	Token      string   `json:"token"`
 	Found      bool     `json:"found"`
 	Title      string   `json:"title,omitempty"`
+	Authors    []string `json:"authors,omitempty"`
 	Summary    string   `json:"summary,omitempty"`
 	KeyIdeas   []string `json:"key_ideas,omitempty"`
 	WhenToUse  []string `json:"when_to_use,omitempty"`
