@@ -160,6 +160,13 @@ var glossary = func() map[string]string {
 		"unpaid":       "impagos impagados impayés impayées unbezahlt unbezahlte insoluti inadimplência onbetaald",
 		"workers":      "trabajadores ouvriers arbeiter arbeitern lavoratori operai trabalhadores arbeiders",
 		"equipment":    "equipos équipement équipements ausrüstung anlagen attrezzature equipamentos apparatuur",
+		"bakery":       "panadería panaderías boulangerie boulangeries bäckerei bäckereien panetteria panetterie padaria padarias bakkerij bakkerijen",
+		"oven":         "horno hornos four fours ofen öfen forno forni fornos",
+		"buy":          "comprar compramos compro acheter achetons achète kaufen kaufe comprare compriamo compro kopen",
+		"shop":         "tienda tiendas magasin magasins geschäft geschäfte negozio negozi loja lojas winkel winkels",
+		"restaurant":   "restaurante restaurantes ristorante ristoranti",
+		"clinic":       "clínica clínicas clinique cliniques klinik kliniken praxis clinica cliniche",
+		"stockout":     "agotado agotados agotada agotadas épuisé épuisés rupture ausverkauft esaurito esauriti esgotado esgotados uitverkocht",
 	}
 	m := map[string]string{}
 	for en, list := range lists {
