@@ -96,44 +96,38 @@ func (t turn) weighty(words []string) []string {
 	return out
 }
 
-// namesFound reports whether the knowledge read holds the source the
-// message asked to have confirmed: every one of its names (of four
-// letters or more, without a possessive 's) in one entity's title,
-// authors or summary (true when it named none). One name is not enough:
-// "the 2021 Harvard study by Dr. Ellen Marks" is not the Harvard
-// Negotiation Project's book.
-func (t turn) namesFound() bool {
+// unconfirmedNames are the names of the source the message asked to have
+// confirmed, when no entity read holds all of them (its title, authors or
+// summary; one name is not enough: "the 2021 Harvard study by Dr. Ellen
+// Marks" is not the Harvard Negotiation Project's book): the names no
+// entity holds (the made-up study's author, not the university), or all of
+// them when each is somewhere but none holds them together. nil when the
+// message named no source or an entity holds it.
+func (t turn) unconfirmedNames() []string {
 	names := t.sourceNames()
 	if len(names) == 0 {
-		return true
+		return nil
 	}
-	for _, e := range t.entities {
-		text := strings.ToLower(e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary)
-		if !slices.ContainsFunc(names, func(n string) bool { return !strings.Contains(text, strings.ToLower(n)) }) {
-			return true
-		}
+	texts := make([]string, len(t.entities))
+	for i, e := range t.entities {
+		texts[i] = strings.ToLower(e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary)
 	}
-	return false
-}
-
-// namesMissing are the source's names that no entity read holds (the
-// author of a made-up study, not the university also named), or all of
-// them when each is somewhere but no entity holds them together.
-func (t turn) namesMissing() []string {
+	holds := func(text, name string) bool { return strings.Contains(text, strings.ToLower(name)) }
 	var missing []string
-	names := t.sourceNames()
 	for _, n := range names {
-		held := slices.ContainsFunc(t.entities, func(e entityResult) bool {
-			return strings.Contains(strings.ToLower(e.Title+" "+strings.Join(e.Authors, " ")+" "+e.Summary), strings.ToLower(n))
-		})
-		if !held {
+		if !slices.ContainsFunc(texts, func(text string) bool { return holds(text, n) }) {
 			missing = append(missing, n)
 		}
 	}
-	if len(missing) == 0 {
-		return names
+	if len(missing) > 0 {
+		return missing
 	}
-	return missing
+	if slices.ContainsFunc(texts, func(text string) bool {
+		return !slices.ContainsFunc(names, func(n string) bool { return !holds(text, n) })
+	}) {
+		return nil // one entity holds every name
+	}
+	return names
 }
 
 // sourceNames are the names of the source the message asked to have
@@ -174,8 +168,7 @@ func (t turn) preface(b *strings.Builder) {
 	for _, tok := range r.Unknown {
 		fmt.Fprintf(b, "`%s` is not in the knowledge base, so I cannot confirm what it says; here is what the knowledge base does hold:\n\n", tok)
 	}
-	if !t.namesFound() {
-		names := t.namesMissing()
+	if names := t.unconfirmedNames(); len(names) > 0 {
 		fmt.Fprintf(b, "The knowledge base holds no source by or about %s, so I cannot confirm or cite it; here is what it does hold:\n\n", quoteList(names[:min(3, len(names))]))
 	}
 	if lang := r.Scope.Language; lang != "en" && lang != "" {

@@ -253,6 +253,14 @@ func (t turn) toRead() []string {
 			}
 		}
 	}
+	// Knowledge off the persona's side loses part of its score, both when
+	// ranking and when judging a further hit.
+	personaPenalty := map[string]float64{}
+	for _, h := range hits {
+		if t.offPersona(h.Archetypes) {
+			personaPenalty[h.Token] = offPersonaPenalty
+		}
+	}
 	rank := func(h searchHit) float64 {
 		score := h.Score
 		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
@@ -261,10 +269,7 @@ func (t turn) toRead() []string {
 		if offered[h.Token] {
 			score -= 0.3
 		}
-		if t.offPersona(h.Archetypes) {
-			score -= offPersonaPenalty
-		}
-		return score
+		return score - personaPenalty[h.Token]
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
 	if len(methods) > 0 {
@@ -292,11 +297,7 @@ func (t turn) toRead() []string {
 	// question but not its situation spoke too often (40 answers rated
 	// blind in pairs went from 2.50 to 2.65 when the bar rose to 0.55).
 	for _, h := range hits {
-		score := h.Score
-		if t.offPersona(h.Archetypes) {
-			score -= offPersonaPenalty
-		}
-		if score >= alsoReadFrom {
+		if h.Score-personaPenalty[h.Token] >= alsoReadFrom {
 			add(h.Token)
 		}
 	}
@@ -309,7 +310,7 @@ func (t turn) toRead() []string {
 // "discovery call", a startup canvas for a success manager's accounts.
 // Knowledge with no archetypes (the workspace's own) is never off persona.
 func (t turn) offPersona(archetypes []string) bool {
-	own := t.persona.Archetypes
+	own := slices.Clip(t.persona.Archetypes) // appending never writes into the record
 	if len(own) == 0 && t.diagnosis != nil && t.diagnosis.Band != "low" {
 		// A persona whose questions may be about any constraint (the
 		// operator) takes the question's: the diagnosis's two likeliest,
