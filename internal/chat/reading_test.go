@@ -103,6 +103,7 @@ func TestReadScope(t *testing.T) {
 		{"What year did our competitors start offering free returns, and should we match them?", true, ""},
 		{"customer says she got a rash from our skincare serum. which antihistamine should she take and should she keep using it?", false, "health"},
 		{"A guest had an allergic reaction at our restaurant; should we give him an antihistamine from the first aid kit?", false, "health"},
+		{"a customer says our protein powder gave them hives and swollen lips yesterday. what should I tell them to take for it?", false, "health"},
 		{"Customers complain our serum causes a rash; how do we handle refunds and update the product page?", true, ""},
 		{"my cofounder is also my wife and we fight every night about whether to have kids. how do we align on this like a business decision", false, ""},
 		{"My cofounder and I disagree on whether to hire two engineers or a salesperson; how do we decide?", true, ""},
