@@ -192,10 +192,14 @@ func isAbbreviation(s string) bool {
 	case "e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "jr.", "sr.", "st.", "no.", "inc.", "co.", "approx.":
 		return true
 	}
-	// A single initial such as "J." or "F.W.".
+	// A single initial such as "J." or dotted ones such as "F.W."; two
+	// letters without a dot between them are a word or an acronym ("AI.",
+	// "HR.") that ends the sentence.
 	trimmed := strings.TrimSuffix(last, ".")
-	return len(trimmed) <= 3 && strings.Count(last, ".") >= 1 && !strings.ContainsAny(trimmed, "0123456789") &&
-		len(strings.ReplaceAll(trimmed, ".", "")) <= 2
+	if !strings.Contains(trimmed, ".") {
+		return len(trimmed) <= 1 && !strings.ContainsAny(trimmed, "0123456789") // a lone "." ends nothing
+	}
+	return len(trimmed) <= 3 && !strings.ContainsAny(trimmed, "0123456789") && len(strings.ReplaceAll(trimmed, ".", "")) <= 2
 }
 
 // stopWords are function words that say nothing about a topic, the

@@ -526,6 +526,20 @@ func (t turn) byFit(p *picker) []*entityResult {
 			}
 			return false
 		})
+		if len(e.WhenToUse) > 0 {
+			written := t.reading.AddressedShare(func(stem string) bool {
+				if slices.Contains(title, stem) {
+					return true
+				}
+				for _, s := range sentences {
+					if s.kind == "when" && slices.Contains(s.terms, stem) {
+						return true
+					}
+				}
+				return false
+			})
+			fit = (1-writtenForWeight)*fit + writtenForWeight*written
+		}
 		// The persona's situation the question shows (an upset customer,
 		// a renewal at risk) is what the user needs, so a framework about
 		// it fits even where the industry's words are not in it.
@@ -564,6 +578,11 @@ func situationFit(terms []string, sentences []sentence, title []string) float64 
 // situationFitWeight is what the situation's share counts for in a
 // framework's fit, beside the share of the question's key terms.
 const situationFitWeight = 0.5
+
+// writtenForWeight is the share of a framework's fit that comes from the
+// situations it is written for (its title and "When to use"), against its
+// whole text.
+const writtenForWeight = 0.5
 
 // diagnosed are the frameworks read that the diagnosis applies, in the
 // diagnosis's order: its application of each belongs to them, whatever

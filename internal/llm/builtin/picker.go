@@ -27,7 +27,7 @@ var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|pa
 // danglingOpener finds a sentence that opens by pointing back at the one
 // before it ("It...", "They...", "All three...", "This approach..."): quoted
 // on its own, what it points at is missing.
-var danglingOpener = regexp.MustCompile(`^(It|Its|It's|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
+var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
 
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
