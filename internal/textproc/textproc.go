@@ -79,9 +79,10 @@ func isASCIIWordByte(b byte) bool {
 // Stem returns the Snowball (Porter 2) stem of a lowercase word. Stems
 // are remembered (up to maxRememberedStems words of up to 40 bytes): a chat
 // turn stems the same few thousand words of the knowledge base again and
-// again, and stemming was a third of its cost.
+// again, and stemming was a third of its cost. British and American
+// spellings of a word share its stem (americanSpelling).
 func Stem(word string) string {
-	return stems.Get(word, func(w string) string { return english.Stem(w, true) })
+	return stems.Get(word, func(w string) string { return english.Stem(americanSpelling(w), true) })
 }
 
 var stems = memo.Bounded[string, string]{Max: maxRememberedStems, Remember: func(w string) bool { return len(w) <= 40 },

@@ -87,3 +87,25 @@ func TestWordCountAndFirstWordAgreeWithWords(t *testing.T) {
 		}
 	}
 }
+
+// TestBritishAndAmericanSpellingsShareAStem: the knowledge base is written
+// in British English and many users write American English.
+func TestBritishAndAmericanSpellingsShareAStem(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"utilisation", "utilization"}, {"prioritise", "prioritize"}, {"prioritising", "prioritizing"},
+		{"organisations", "organizations"}, {"analysed", "analyzed"}, {"behaviour", "behavior"},
+		{"behavioural", "behavioral"}, {"labour", "labor"}, {"centre", "center"}, {"centres", "centers"},
+		{"catalogue", "catalog"}, {"licence", "license"}, {"defence", "defense"}, {"programme", "program"},
+		{"judgement", "judgment"}, {"apologised", "apologized"}, {"fulfilment", "fulfillment"},
+	} {
+		if uk, us := textproc.Stem(pair[0]), textproc.Stem(pair[1]); uk != us {
+			t.Errorf("Stem(%q) = %q, Stem(%q) = %q", pair[0], uk, pair[1], us)
+		}
+	}
+	// Words that only look like the rules' endings keep their own stems.
+	for _, pair := range [][2]string{{"raise", "raze"}, {"rise", "rize"}, {"four", "for"}, {"hour", "hor"}, {"analysis", "analyze"}} {
+		if a, b := textproc.Stem(pair[0]), textproc.Stem(pair[1]); a == b {
+			t.Errorf("Stem(%q) = Stem(%q) = %q", pair[0], pair[1], a)
+		}
+	}
+}
