@@ -55,13 +55,11 @@ var spellingPrefixes = []struct{ uk, us string }{
 	{"centre", "center"}, {"metre", "meter"}, {"litre", "liter"}, {"theatre", "theater"},
 	{"fibre", "fiber"}, {"calibre", "caliber"}, {"catalogue", "catalog"}, {"dialogue", "dialog"},
 	{"programme", "program"}, {"licence", "license"}, {"defence", "defense"}, {"offence", "offense"},
-	{"judgement", "judgment"}, {"acknowledgement", "acknowledgment"}, {"practise", "practice"},
-	{"cheque", "check"}, {"enrolment", "enrollment"}, {"instalment", "installment"},
+	{"judgement", "judgment"}, {"practise", "practice"}, {"cheque", "check"},
 }
 
-// spellingWords are whole words whose British spelling differs in a way
-// the prefixes would overreach on.
-var spellingWords = map[string]string{
-	"centred": "centered", "centres": "centers", "metres": "meters", "litres": "liters",
-	"fulfil": "fulfill", "fulfils": "fulfills", "enrol": "enroll", "enrols": "enrolls",
-}
+// spellingWords are whole words whose British spelling the prefixes
+// would rewrite wrongly ("centred" is not "center" + "d"). Pairs the
+// stemmer already brings together ("enrolment", "fulfil", "metres") need
+// no entry.
+var spellingWords = map[string]string{"centred": "centered"}

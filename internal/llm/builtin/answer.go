@@ -515,29 +515,9 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// A scan rather than a set: the question has a handful of key
 		// terms, and a set of the entity's terms would be built anew
 		// for every framework of every turn.
-		fit := t.reading.AddressedShare(func(stem string) bool {
-			if slices.Contains(title, stem) {
-				return true
-			}
-			for _, s := range sentences {
-				if slices.Contains(s.terms, stem) {
-					return true
-				}
-			}
-			return false
-		})
+		fit := t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "") })
 		if len(e.WhenToUse) > 0 {
-			written := t.reading.AddressedShare(func(stem string) bool {
-				if slices.Contains(title, stem) {
-					return true
-				}
-				for _, s := range sentences {
-					if s.kind == "when" && slices.Contains(s.terms, stem) {
-						return true
-					}
-				}
-				return false
-			})
+			written := t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "when") })
 			fit = (1-writtenForWeight)*fit + writtenForWeight*written
 		}
 		// The persona's situation the question shows (an upset customer,
@@ -568,11 +548,25 @@ func situationFit(terms []string, sentences []sentence, title []string) float64 
 	}
 	found := 0
 	for _, term := range terms {
-		if slices.Contains(title, term) || slices.ContainsFunc(sentences, func(s sentence) bool { return slices.Contains(s.terms, term) }) {
+		if holds(title, sentences, term, "") {
 			found++
 		}
 	}
 	return float64(found) / float64(len(terms))
+}
+
+// holds reports whether an entity's title or one of its sentences of the
+// given kind ("" for any) holds a stem.
+func holds(title []string, sentences []sentence, stem, kind string) bool {
+	if slices.Contains(title, stem) {
+		return true
+	}
+	for _, s := range sentences {
+		if (kind == "" || s.kind == kind) && slices.Contains(s.terms, stem) {
+			return true
+		}
+	}
+	return false
 }
 
 // situationFitWeight is what the situation's share counts for in a
