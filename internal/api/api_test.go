@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -52,24 +54,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, soft, hard int) *fixture {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC)}
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, t.TempDir()+"/test.db", clk.Now)
+	clk := &clock{t: fixtureStart}
+	db := openLoadedDB(t, clk.Now)
+	shared, err := embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := diagnose.LoadCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dg, err := diagnose.Load(ctx, cat, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, dg := shared.catalog, shared.diagnoser
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
 		Knowledge: db, Retriever: retrieval.NewIndex(db, retrieval.WithCheckInterval(0)), Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,
@@ -82,6 +73,84 @@ func newFixture(t *testing.T, soft, hard int) *fixture {
 	}
 	h, routes := srv.HandlerAndRoutes()
 	return &fixture{srv: srv, h: h, routes: routes, db: db, clock: clk, limiter: lim}
+}
+
+// fixtureStart is the fake clock's start in every fixture; the template
+// database is loaded at the same instant, so its rows carry the times a
+// fixture loading the corpus itself would give them.
+var fixtureStart = time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC)
+
+// embeddedKnowledge is what every fixture shares, built once per test
+// binary because under the race detector it takes seconds and ninety
+// fixtures would pay it each: a database file holding the embedded corpus
+// (each fixture opens a copy of it), and the catalog and diagnoser built
+// from that corpus, which nothing changes after they are built.
+type embeddedKnowledge struct {
+	template  string
+	catalog   *diagnose.Catalog
+	diagnoser *diagnose.Diagnoser
+}
+
+var embedded = sync.OnceValues(func() (embeddedKnowledge, error) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "api-test-template-")
+	if err != nil {
+		return embeddedKnowledge{}, err
+	}
+	templateDirs = append(templateDirs, dir)
+	template := filepath.Join(dir, "template.db")
+	db, err := sqlite.Open(ctx, template, func() time.Time { return fixtureStart })
+	if err != nil {
+		return embeddedKnowledge{}, err
+	}
+	defer db.Close() // closing checkpoints the write-ahead log into the file
+	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
+		return embeddedKnowledge{}, err
+	}
+	cat, err := diagnose.LoadCatalog()
+	if err != nil {
+		return embeddedKnowledge{}, err
+	}
+	dg, err := diagnose.Load(ctx, cat, db)
+	if err != nil {
+		return embeddedKnowledge{}, err
+	}
+	return embeddedKnowledge{template: template, catalog: cat, diagnoser: dg}, nil
+})
+
+// templateDirs are removed when the package's tests end (TestMain).
+var templateDirs []string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range templateDirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// openLoadedDB opens a test's own copy of the template database: the
+// embedded corpus loaded, as knowledge.LoadEmbedded would leave it.
+func openLoadedDB(t *testing.T, now func() time.Time) *sqlite.DB {
+	t.Helper()
+	shared, err := embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(shared.template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "test.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(context.Background(), path, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 type response struct {

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/assistant"
-	"github.com/constraintlab/assistant/internal/diagnose"
 )
 
 type previewBody struct {
@@ -37,16 +36,17 @@ type previewBody struct {
 	Citations []string
 }
 
-// newPreviewFixture is newFixture with the diagnoser set explicitly, so the
-// preview tests do not depend on how the shared fixture wires it.
+// newPreviewFixture is newFixture with the diagnoser of the embedded
+// knowledge set explicitly, so the preview tests do not depend on how the
+// shared fixture wires it.
 func newPreviewFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := newFixture(t, 0, 0)
-	dg, err := diagnose.Load(context.Background(), f.srv.Catalog, f.db)
+	shared, err := embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv.Diagnosis = dg
+	f.srv.Diagnosis = shared.diagnoser
 	return f
 }
 
