@@ -272,9 +272,19 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// question is noise the reader has to skip. A clear diagnosis
 		// matched the situation itself, so its first two stand whatever
 		// their words.
+		// The vertical's numbers and the constraint's often name the same
+		// one twice ("lead time and backlog in weeks", "lead time from
+		// order to delivery"): a number that shares two words with one
+		// listed already is left out.
+		var listed [][]string
 		for i, m := range t.metrics() {
+			terms := analyse(m).terms
+			if slices.ContainsFunc(listed, func(l []string) bool { return sharedCount(l, terms) >= 2 }) {
+				continue
+			}
 			if len(out) < n && (p.shares(m) || i < 2 && t.diagnosisLeads()) && p.fresh(m) {
 				out = append(out, upperFirst(m))
+				listed = append(listed, terms)
 			}
 		}
 	case "questions", "checks":
@@ -297,6 +307,17 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		}
 	}
 	return out
+}
+
+// sharedCount is the number of distinct stems two lists share.
+func sharedCount(a, b []string) int {
+	n := 0
+	for _, t := range a {
+		if slices.Contains(b, t) {
+			n++
+		}
+	}
+	return n
 }
 
 // rankedQuestions are the situation's questions, those that share the

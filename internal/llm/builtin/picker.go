@@ -29,6 +29,31 @@ var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|pa
 // on its own, what it points at is missing.
 var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
 
+// pointsBackAfterVerb finds a step whose object points back at the step
+// before it ("Divide them to...", "Compare it with...", "Add that
+// percentage uplift to..."): the word after "that" tells the pronoun from
+// the conjunction ("Check that the invoice...", which points at nothing).
+var pointsBackAfterVerb = regexp.MustCompile(`^[A-Z][a-z]+ (it|them|these|those|that) (\w+)`)
+
+// conjunctionFollowers are words that follow "that" as a conjunction
+// ("Accept that some tools...") rather than as a pointer ("that
+// throughput").
+var conjunctionFollowers = map[string]bool{"the": true, "a": true, "an": true, "some": true, "every": true, "each": true,
+	"all": true, "no": true, "any": true, "your": true, "you": true, "they": true, "it": true, "we": true, "most": true,
+	"many": true, "few": true, "one": true, "this": true, "these": true, "those": true, "their": true, "its": true,
+	"our": true, "there": true, "nobody": true, "none": true, "not": true, "he": true, "she": true, "customers": true,
+	"people": true, "staff": true, "buyers": true}
+
+// pointsBack reports whether a text reads as a verb whose object points
+// back at the sentence before it (pointsBackAfterVerb). Only an
+// instruction opens with a verb: a statement that matches opens with its
+// subject ("Hotels that started responding..."), so sentence.leansBack
+// asks it of instructions only.
+func pointsBack(text string) bool {
+	m := pointsBackAfterVerb.FindStringSubmatch(text)
+	return m != nil && (m[1] != "that" || !conjunctionFollowers[strings.ToLower(m[2])])
+}
+
 // sentence is one citable sentence of an entity: every kind is shown on
 // the entity's card (/resolve), so a reader can check it on hover; the
 // catalog's application of a framework (kinds application and step) in
@@ -63,6 +88,9 @@ type analysis struct {
 	// dangling is whether it opens by pointing back at a sentence before
 	// it (danglingOpener), so it cannot be quoted alone.
 	dangling bool
+	// pointsBack is whether it reads as a verb whose object points back
+	// at the sentence before it (pointsBackAfterVerb; sentence.leansBack).
+	pointsBack bool
 }
 
 // analyses remembers analyse's results: every turn analyses again the
@@ -76,7 +104,7 @@ func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
 			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text),
-			dangling: danglingOpener.MatchString(text)}
+			dangling: danglingOpener.MatchString(text), pointsBack: pointsBack(text)}
 		for _, term := range textproc.SharedTerms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
@@ -300,6 +328,11 @@ func sameSentenceSource(a, b *entityResult) bool {
 // catalog's sequence, or a sentence that opens with a verb of advice.
 func (s sentence) instructs() bool { return s.kind == "step" || s.analysis.action }
 
+// leansBack reports whether an instruction's object points back at the
+// step before it ("Divide them...", "Compare it with..."): quoted without
+// that step just above, what it acts on is missing.
+func (s sentence) leansBack() bool { return s.analysis.pointsBack && s.instructs() }
+
 // best returns up to n sentences of the given kinds from the entities,
 // best match to the question first, and marks them used. Only a sentence
 // that shares enough with the question is offered, except from the first
@@ -338,7 +371,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	}
 	for i, e := range entities {
 		for _, s := range p.sentencesOf(e) {
-			if !slices.Contains(kinds, s.kind) || p.used[s.key] || s.dangling {
+			if !slices.Contains(kinds, s.kind) || p.used[s.key] || s.dangling || s.leansBack() && s.follows == "" {
 				continue // a sentence pointing back at one before it still counts in the fit, but is never quoted alone
 			}
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
@@ -408,10 +441,12 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if slices.ContainsFunc(p.chosen, func(s sentence) bool { return nearlySame(s.terms, c.terms) }) {
 				continue // says again what the answer already says, in other words
 			}
-			if c.follows != "" && !p.earlier[c.follows] && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
+			if c.follows != "" && (c.leansBack() || !p.earlier[c.follows]) && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
 				// A later step of a sequence, out of its context: the step
 				// before it must be in this answer or an earlier one of the
-				// conversation.
+				// conversation; in this one when the step points back at it
+				// ("Divide them..."), since the reader cannot see what
+				// "them" is in the answer above.
 				continue
 			}
 			p.cited[c.entity.Token]++

@@ -102,3 +102,64 @@ func TestOffPersona(t *testing.T) {
 		t.Error("the operator set aside knowledge for a likely constraint, or followed a diagnosis that placed nothing")
 	}
 }
+
+// TestPointsBack: a step whose object points back at the step before it
+// is told from one whose "that" opens a clause, and from a statement that
+// opens with its subject.
+func TestPointsBack(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Divide them to get the burn multiple and plot the trend.":           true,
+		"Compare it with the cost of acquiring a customer in each channel.":  true,
+		"Divide that throughput by the time it takes on the busiest step.":   true,
+		"Rank those past overruns and choose the uplift from the middle.":    true,
+		"Accept that some homemade tools are the right answer for a while.":  false,
+		"Check that the invoice reached the person who approves payment.":    false,
+		"Compute lifetime value from your real churn and margin, by cohort.": false,
+	} {
+		if got := pointsBack(text); got != want {
+			t.Errorf("pointsBack(%q) = %v, want %v", text, got, want)
+		}
+	}
+	statement := sentence{kind: "idea", analysis: analyse("Hotels that started responding saw their ratings rise within a quarter.")}
+	step := sentence{kind: "step", analysis: analyse("Divide that throughput by the time it takes on the busiest step.")}
+	if statement.leansBack() || !step.leansBack() {
+		t.Errorf("a statement leans back %v, a step %v; want false, true", statement.leansBack(), step.leansBack())
+	}
+}
+
+// TestStepPointingBackNeedsItsStepInTheSameAnswer: a later step that
+// points back ("Compare it with...") is quoted only after the step before
+// it in the same answer; one said in an earlier answer of the conversation
+// is not above it for the reader.
+func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
+	e := &entityResult{Token: "framework:unit-economics", Title: "Unit economics"}
+	steps := []string{
+		"Compute lifetime value from your real churn and margin, by acquisition cohort and channel.",
+		"Compare it with the cost of acquiring a customer in each channel.",
+	}
+	newPicker := func() *picker {
+		p := &picker{terms: map[string]float64{"channel": 1, "cost": 1, "acquir": 1}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+			avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		p.analysed[e.Token] = withApplication(nil, e, "", steps)
+		return p
+	}
+	texts := func(list []sentence) []string {
+		var out []string
+		for _, s := range list {
+			out = append(out, s.text)
+		}
+		return out
+	}
+	p := newPicker()
+	if got := texts(p.pick([]*entityResult{e}, 2, pickRule{loose: true, least: minOverlap}, "step")); len(got) != 2 || got[0] != steps[0] {
+		t.Errorf("in one answer: %q, want both steps, the first first", got)
+	}
+	// The first step was said in an earlier answer: the second, which
+	// points back at it, is not quoted alone.
+	p = newPicker()
+	first := analyse(steps[0]).key
+	p.used[first], p.earlier[first] = true, true
+	if got := texts(p.pick([]*entityResult{e}, 2, pickRule{loose: true, least: minOverlap}, "step")); len(got) != 0 {
+		t.Errorf("after an earlier answer: %q, want nothing", got)
+	}
+}
