@@ -513,8 +513,11 @@ func (t turn) howTo(article entityResult) string {
 // one's fit is the share of the question's key terms (by importance) that
 // its text holds (its application to the diagnosed constraint included);
 // a framework that fits much less well than the best (closeToBest), or
-// hardly at all, is left out (unless the question names it), so an entity the search ranked for a generic word does
-// not speak; one a clear diagnosis applies to the situation stays.
+// hardly at all, or that is written for situations much less like the
+// question's than another read (closeToBestWrittenFor), is left out
+// (unless the question names it), so an entity the search ranked for a
+// generic word does not speak; one a clear diagnosis applies to the
+// situation stays.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
 		p.fitting = t.byFit(p)
@@ -525,11 +528,12 @@ func (t turn) fitting(p *picker) []*entityResult {
 // byFit orders and filters the frameworks read by their fit (fitting).
 func (t turn) byFit(p *picker) []*entityResult {
 	type scored struct {
-		e   *entityResult
-		fit float64
+		e       *entityResult
+		fit     float64
+		written float64
 	}
 	var list []scored
-	best := 0.0
+	best, bestWritten := 0.0, 0.0
 	situation := textproc.SharedTerms(t.reading.SituationTerms)
 	for _, e := range t.all() {
 		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
@@ -537,23 +541,36 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// terms, and a set of the entity's terms would be built anew
 		// for every framework of every turn.
 		fit := t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "") })
+		written := -1.0 // no situations listed (an imported article, say)
 		if len(e.WhenToUse) > 0 {
-			written := t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "when") })
+			written = t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "when") })
 			fit = (1-writtenForWeight)*fit + writtenForWeight*written
+			bestWritten = max(bestWritten, written)
 		}
 		// The persona's situation the question shows (an upset customer,
 		// a renewal at risk) is what the user needs, so a framework about
 		// it fits even where the industry's words are not in it.
 		fit += situationFitWeight * situationFit(situation, sentences, title)
-		list = append(list, scored{e, fit})
+		list = append(list, scored{e, fit, written})
 		best = max(best, fit)
 	}
 	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.fit, a.fit) })
 	out := []*entityResult{} // not nil: worked out
-	for _, s := range list {
+	for i, s := range list {
 		_, diagnosed := p.applied[s.e.Token]
-		// A framework the question names ("QBR") speaks whatever its fit.
-		if s.fit >= minFit && s.fit >= best*closeToBest || diagnosed && t.diagnosisLeads() || t.named(s.e.Title) {
+		// A framework the question names ("QBR") speaks whatever its fit,
+		// and so does one a clear diagnosis applies.
+		if diagnosed && t.diagnosisLeads() || t.named(s.e.Title) {
+			out = append(out, s.e)
+			continue
+		}
+		// Beside the best-fitting framework, one written for situations
+		// much less like the question's than the best-written-for one is
+		// (its title and "When to use" hold less than half the share of
+		// the question's key terms) shares words with the question rather
+		// than its situation: its steps would be padding.
+		writtenForOthers := i > 0 && s.written >= 0 && s.written < bestWritten*closeToBestWrittenFor
+		if s.fit >= minFit && s.fit >= best*closeToBest && !writtenForOthers {
 			out = append(out, s.e)
 		}
 	}
@@ -598,6 +615,13 @@ const situationFitWeight = 0.5
 // situations it is written for (its title and "When to use"), against its
 // whole text.
 const writtenForWeight = 0.5
+
+// closeToBestWrittenFor is how close to the best share of the question's
+// key terms that a framework's title and "When to use" hold another's
+// must come for it to speak beside the best-fitting framework (40 answers
+// rated blind in pairs went from 2.38 to 2.55 with it; docs/evaluation.md,
+// "Ninth session").
+const closeToBestWrittenFor = 0.5
 
 // diagnosed are the frameworks read that the diagnosis applies, in the
 // diagnosis's order: its application of each belongs to them, whatever

@@ -1,9 +1,12 @@
 package builtin
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/persona"
+	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // TestDanglingSentencesAreNotQuoted: a sentence that opens by pointing back
@@ -161,5 +164,37 @@ func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
 	p.used[first], p.earlier[first] = true, true
 	if got := texts(p.pick([]*entityResult{e}, 2, pickRule{loose: true, least: minOverlap}, "step")); len(got) != 0 {
 		t.Errorf("after an earlier answer: %q, want nothing", got)
+	}
+}
+
+// TestFrameworksWrittenForOtherSituationsStayOut: beside the best-fitting
+// framework, one whose whole text shares the question's words but whose
+// title and "When to use" hold less than half the share the
+// best-written-for one holds does not speak; one written for a situation
+// like the question's does.
+func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
+	key := func(word string) tooling.KeyTerm {
+		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
+	}
+	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("refund"), key("duplicate"), key("invoice")}}}
+	tr.entities = []entityResult{
+		{Token: "framework:billing-errors", Title: "Billing errors",
+			KeyIdeas:  []string{"Send the refund for a duplicate invoice on the day the customer reports it."},
+			WhenToUse: []string{"A customer paid a duplicate invoice and wants a refund today."}},
+		{Token: "framework:agent-overtime", Title: "Agent overtime",
+			KeyIdeas:  []string{"Agents who handle every duplicate invoice complaint late at night burn out within months."},
+			WhenToUse: []string{"My agents ask for a refund of unpaid overtime hours."}},
+		{Token: "framework:service-recovery", Title: "Service recovery",
+			KeyIdeas:  []string{"Offer a refund or a fix quickly when a customer was wronged by a billing mistake."},
+			WhenToUse: []string{"An angry customer received a duplicate invoice and nobody apologised yet."}},
+	}
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	var got []string
+	for _, e := range tr.byFit(p) {
+		got = append(got, e.Token)
+	}
+	if want := "framework:billing-errors framework:service-recovery"; strings.Join(got, " ") != want {
+		t.Errorf("frameworks that speak: %v, want %s", got, want)
 	}
 }
