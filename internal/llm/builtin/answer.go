@@ -272,6 +272,7 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// question is noise the reader has to skip. A clear diagnosis
 		// matched the situation itself, so its first two stand whatever
 		// their words.
+		//
 		// The vertical's numbers and the constraint's often name the same
 		// one twice ("lead time and backlog in weeks", "lead time from
 		// order to delivery"): a number that shares two words with one
@@ -618,9 +619,9 @@ const writtenForWeight = 0.5
 
 // closeToBestWrittenFor is how close to the best share of the question's
 // key terms that a framework's title and "When to use" hold another's
-// must come for it to speak beside the best-fitting framework (40 answers
-// rated blind in pairs went from 2.38 to 2.55 with it; docs/evaluation.md,
-// "Ninth session").
+// must come for it to speak beside the best-fitting framework (two packets
+// of 40 answers rated blind in pairs went from 2.38 to 2.55 and from 2.42
+// to 2.52 with it; docs/evaluation.md, "Ninth session").
 const closeToBestWrittenFor = 0.5
 
 // diagnosed are the frameworks read that the diagnosis applies, in the
