@@ -70,13 +70,16 @@ func startVerifier(t *testing.T, store *keyStore, url, prefix string) *access.Ve
 	return v
 }
 
-// subscribers waits until n instances listen on the prefix's channel.
+// subscribers waits until n instances listen on the prefix's channel. The
+// bound is generous: after Redis comes back, the client's pool may wait
+// between dial attempts, and under the race detector with every package's
+// tests running at once, 10 s was once not enough in CI.
 func subscribers(t *testing.T, url, prefix string, n int64) {
 	t.Helper()
 	opt, _ := goredis.ParseURL(url)
 	raw := goredis.NewClient(opt)
 	defer raw.Close()
-	waitFor(t, 10*time.Second, func() bool {
+	waitFor(t, 60*time.Second, func() bool {
 		got, err := raw.PubSubNumSub(context.Background(), prefix+"keys:changed").Result()
 		return err == nil && got[prefix+"keys:changed"] >= n
 	})
