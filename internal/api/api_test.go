@@ -55,11 +55,7 @@ type fixture struct {
 func newFixture(t *testing.T, soft, hard int) *fixture {
 	t.Helper()
 	clk := &clock{t: fixtureStart}
-	db := openLoadedDB(t, clk.Now)
-	shared, err := embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, shared := loadedDB(t, clk.Now)
 	cat, dg := shared.catalog, shared.diagnoser
 	lim := ratelimit.NewTiered(soft, hard, time.Minute, clk.Now)
 	srv := &api.Server{
@@ -82,11 +78,12 @@ var fixtureStart = time.Date(2026, 11, 20, 12, 0, 30, 0, time.UTC)
 
 // embeddedKnowledge is what every fixture shares, built once per test
 // binary because under the race detector it takes seconds and ninety
-// fixtures would pay it each: a database file holding the embedded corpus
-// (each fixture opens a copy of it), and the catalog and diagnoser built
-// from that corpus, which nothing changes after they are built.
+// fixtures would pay it each: a database holding the embedded corpus (as
+// the bytes of its file: each fixture opens a copy), and the catalog and
+// diagnoser built from that corpus, which nothing changes after they are
+// built.
 type embeddedKnowledge struct {
-	template  string
+	database  []byte
 	catalog   *diagnose.Catalog
 	diagnoser *diagnose.Diagnoser
 }
@@ -97,13 +94,13 @@ var embedded = sync.OnceValues(func() (embeddedKnowledge, error) {
 	if err != nil {
 		return embeddedKnowledge{}, err
 	}
-	templateDirs = append(templateDirs, dir)
-	template := filepath.Join(dir, "template.db")
-	db, err := sqlite.Open(ctx, template, func() time.Time { return fixtureStart })
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "template.db")
+	db, err := sqlite.Open(ctx, path, func() time.Time { return fixtureStart })
 	if err != nil {
 		return embeddedKnowledge{}, err
 	}
-	defer db.Close() // closing checkpoints the write-ahead log into the file
+	defer db.Close()
 	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
 		return embeddedKnowledge{}, err
 	}
@@ -115,42 +112,35 @@ var embedded = sync.OnceValues(func() (embeddedKnowledge, error) {
 	if err != nil {
 		return embeddedKnowledge{}, err
 	}
-	return embeddedKnowledge{template: template, catalog: cat, diagnoser: dg}, nil
+	if err := db.Close(); err != nil { // checkpoints the write-ahead log into the file
+		return embeddedKnowledge{}, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return embeddedKnowledge{}, err
+	}
+	return embeddedKnowledge{database: data, catalog: cat, diagnoser: dg}, nil
 })
 
-// templateDirs are removed when the package's tests end (TestMain).
-var templateDirs []string
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, dir := range templateDirs {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
-
-// openLoadedDB opens a test's own copy of the template database: the
-// embedded corpus loaded, as knowledge.LoadEmbedded would leave it.
-func openLoadedDB(t *testing.T, now func() time.Time) *sqlite.DB {
-	t.Helper()
+// loadedDB opens a test's own copy of the template database (the
+// embedded corpus loaded, as knowledge.LoadEmbedded would leave it) and
+// returns it with what the fixtures share.
+func loadedDB(tb testing.TB, now func() time.Time) (*sqlite.DB, embeddedKnowledge) {
+	tb.Helper()
 	shared, err := embedded()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	data, err := os.ReadFile(shared.template)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "test.db")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
+	path := filepath.Join(tb.TempDir(), "test.db")
+	if err := os.WriteFile(path, shared.database, 0o600); err != nil {
+		tb.Fatal(err)
 	}
 	db, err := sqlite.Open(context.Background(), path, now)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	tb.Cleanup(func() { db.Close() })
+	return db, shared
 }
 
 type response struct {

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -13,11 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/constraintlab/assistant/internal/api"
-	"github.com/constraintlab/assistant/internal/diagnose"
-	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/retrieval"
-	"github.com/constraintlab/assistant/internal/sqlite"
 )
 
 // The public endpoints' handlers, middleware included, wired as serve
@@ -27,23 +23,8 @@ import (
 //	go test ./internal/api -run '^$' -bench Public
 func benchServer(b *testing.B) *api.Server {
 	b.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, b.TempDir()+"/bench.db", time.Now)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		b.Fatal(err)
-	}
-	cat, err := diagnose.LoadCatalog()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dg, err := diagnose.Load(ctx, cat, db)
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, shared := loadedDB(b, time.Now)
+	cat, dg := shared.catalog, shared.diagnoser
 	ix := retrieval.NewIndex(db)
 	return &api.Server{
 		Knowledge: ix.Reader(db), Retriever: ix, Citations: db, Ready: db, Catalog: cat, Diagnosis: dg,

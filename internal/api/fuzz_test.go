@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +17,9 @@ import (
 	"github.com/constraintlab/assistant/internal/api"
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
-	"github.com/constraintlab/assistant/internal/diagnose"
-	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm/builtin"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/retrieval"
-	"github.com/constraintlab/assistant/internal/sqlite"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -32,22 +28,8 @@ func fuzzServer(tb testing.TB) (http.Handler, string) {
 	tb.Helper()
 	ctx := context.Background()
 	now := func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "fuzz.db"), now)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if _, err := knowledge.LoadEmbedded(ctx, db); err != nil {
-		tb.Fatal(err)
-	}
-	cat, err := diagnose.LoadCatalog()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dg, err := diagnose.Load(ctx, cat, db)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	db, shared := loadedDB(tb, now)
+	cat, dg := shared.catalog, shared.diagnoser
 	personas, err := chat.LoadPersonas()
 	if err != nil {
 		tb.Fatal(err)

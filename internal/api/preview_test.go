@@ -36,18 +36,11 @@ type previewBody struct {
 	Citations []string
 }
 
-// newPreviewFixture is newFixture with the diagnoser of the embedded
-// knowledge set explicitly, so the preview tests do not depend on how the
-// shared fixture wires it.
+// newPreviewFixture is the fixture of the preview tests: newFixture,
+// whose diagnoser is the one built from the embedded knowledge.
 func newPreviewFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := newFixture(t, 0, 0)
-	shared, err := embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.srv.Diagnosis = shared.diagnoser
-	return f
+	return newFixture(t, 0, 0)
 }
 
 func (f *fixture) preview(t *testing.T, body string) (response, previewBody) {

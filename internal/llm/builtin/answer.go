@@ -310,17 +310,6 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	return out
 }
 
-// sharedCount is the number of distinct stems two lists share.
-func sharedCount(a, b []string) int {
-	n := 0
-	for _, t := range a {
-		if slices.Contains(b, t) {
-			n++
-		}
-	}
-	return n
-}
-
 // rankedQuestions are the situation's questions, those that share the
 // most with the question first (the persona's order breaks ties).
 func (t turn) rankedQuestions() []string { return t.ranked(t.situationQuestions()) }

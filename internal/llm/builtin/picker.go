@@ -525,13 +525,20 @@ func nearlySame(a, b []string) bool {
 	if len(a) < 4 {
 		return false
 	}
-	shared := 0
+	shared := sharedCount(a, b)
+	return float64(shared) >= nearlySameShare*float64(len(a)) && float64(shared) >= nearlySameShare/2*float64(len(b))
+}
+
+// sharedCount is the number of stems of a that b holds (both lists of
+// distinct stems).
+func sharedCount(a, b []string) int {
+	n := 0
 	for _, t := range a {
 		if slices.Contains(b, t) {
-			shared++
+			n++
 		}
 	}
-	return float64(shared) >= nearlySameShare*float64(len(a)) && float64(shared) >= nearlySameShare/2*float64(len(b))
+	return n
 }
 
 // nearlySameShare is the share of the shorter sentence's stems the other
