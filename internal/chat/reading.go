@@ -63,6 +63,9 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	// then weigh half (below).
 	if len(earlier) > 0 {
 		search = earlier[len(earlier)-1] + " " + search
+		if len(textproc.Terms(own)) >= asksAloneFrom {
+			r.Asks = own
+		}
 	}
 	r.Search = strings.TrimSpace(search)
 
@@ -90,6 +93,10 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	}
 	return r
 }
+
+// asksAloneFrom is how many content words a follow-up's own text needs to
+// be searched alone (Reading.Asks): "what next?" says too little.
+const asksAloneFrom = 3
 
 // Words says what the knowledge knows of a question's words; either
 // function may be nil.

@@ -527,3 +527,49 @@ func TestConfidenceFollowsPlacement(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpIsSearchedForWhatItAdds: a follow-up that says enough on
+// its own is searched for its own words as well as with the earlier
+// question, and what it adds leads: customers to steer to self-service
+// are answered with self-service, not padded with the first answer's plan
+// for a backlog. A follow-up that says almost nothing ("what now?") is
+// searched only with the earlier question.
+func TestFollowUpIsSearchedForWhatItAdds(t *testing.T) {
+	s, _ := fullService(t)
+	ctx := context.Background()
+	first := "Our support backlog is 2,000 tickets and the first reply takes four days. Where do we start?"
+	r1, _, err := s.Run(ctx, chat.Request{Message: first, Mode: "support"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
+	ownSearches := func(r chat.Response) int {
+		n := 0
+		for _, step := range r.ReasoningTrace {
+			if step.Tool == chat.ToolSearch && !strings.Contains(step.InputSummary, "backlog") {
+				n++
+			}
+		}
+		return n
+	}
+
+	follow := "A third of the tickets are customers who cannot reset their password. How do we get customers to solve that themselves?"
+	r2, _, err := s.Run(ctx, chat.Request{Message: follow, Mode: "support", History: history}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ownSearches(r2); n != 1 {
+		t.Errorf("the follow-up's own words were searched %d times, want once", n)
+	}
+	if !strings.Contains(r2.Response, "[framework:self-service-deflection]") || strings.Contains(r2.Response, "[framework:backlog-burn-down-plan]") {
+		t.Errorf("the follow-up is not answered with self-service alone:\n%s", r2.Response)
+	}
+
+	r3, _, err := s.Run(ctx, chat.Request{Message: "What now?", Mode: "support", History: history}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ownSearches(r3); n != 0 {
+		t.Errorf("a follow-up that says almost nothing was searched alone %d times", n)
+	}
+}

@@ -173,7 +173,13 @@ type Reading struct {
 	// business words, without what was already tried, with the earlier
 	// user turn when the question leans on it.
 	Search string `json:"search"`
-	Scope  Scope  `json:"scope"`
+	// Asks is, in a follow-up, what the message itself asks (its own
+	// words, without what was tried), when it says enough to be searched
+	// alone: the new facts are what a follow-up asks about most, and a
+	// search of the whole conversation is led by the earlier question.
+	// "" otherwise.
+	Asks  string `json:"asks,omitempty"`
+	Scope Scope  `json:"scope"`
 	// Situation is the id of the persona's situation the question shows
 	// ("" for none), and SituationTerms the words that select the
 	// knowledge that fits it.

@@ -169,6 +169,9 @@ func (t turn) plan() []llm.ToolCall {
 			switch {
 			case tool == tooling.ToolSearch:
 				calls = append(calls, call(tooling.ToolSearch, tooling.SearchArgs{Query: query, Limit: 6}))
+				if own := t.asksQuery(); own != "" {
+					calls = append(calls, call(tooling.ToolSearch, tooling.SearchArgs{Query: own, Limit: 6}))
+				}
 			case tool == tooling.ToolDiagnose && t.canCall[tooling.ToolDiagnose] && t.diagnosis == nil:
 				calls = append(calls, call(tooling.ToolDiagnose, tooling.DiagnoseArgs{Description: t.reading.Search, Vertical: t.vertical}))
 			}
@@ -199,6 +202,21 @@ func (t turn) methodQuery() string {
 	return strings.TrimSpace(t.persona.MethodSearch + " " + t.reading.Search)
 }
 
+// asksQuery is, in a follow-up that says enough on its own, the search
+// for what the message itself asks (reading.Asks), from the persona's
+// angle; "" otherwise.
+func (t turn) asksQuery() string {
+	if t.reading.Asks == "" {
+		return ""
+	}
+	return strings.TrimSpace(strings.Join([]string{t.reading.Asks, t.persona.SearchAngle, t.reading.SituationTerms}, " "))
+}
+
+// earlierWeight is what a hit of the whole conversation's search counts
+// for, against the follow-up's own search (asksQuery), when it has one:
+// the earlier question's words weigh half, as they do in its key terms.
+const earlierWeight = 0.5
+
 func (t turn) searched(query string) bool {
 	return slices.ContainsFunc(t.searches, func(s searchResult) bool { return s.Query == query })
 }
@@ -212,13 +230,29 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 // the persona's methods (its second search) come first when it has them.
 func (t turn) toRead() []string {
 	var hits, methods []searchHit
-	methodQuery := t.methodQuery()
+	methodQuery, asksQuery := t.methodQuery(), t.asksQuery()
+	// A follow-up's own search and the whole conversation's are merged:
+	// an entity found by both adds its scores, the conversation's at
+	// earlierWeight.
+	at := map[string]int{}
 	for _, s := range t.searches {
 		if s.Query == methodQuery {
 			methods = append(methods, s.Hits...)
 			continue
 		}
-		hits = append(hits, s.Hits...)
+		weight := 1.0
+		if asksQuery != "" && s.Query != asksQuery {
+			weight = earlierWeight
+		}
+		for _, h := range s.Hits {
+			h.Score *= weight
+			if i, ok := at[h.Token]; ok {
+				hits[i].Score += h.Score
+				continue
+			}
+			at[h.Token] = len(hits)
+			hits = append(hits, h)
+		}
 	}
 	var imported, frameworks, support []string
 	add := func(tok string) {
