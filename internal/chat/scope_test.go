@@ -239,6 +239,27 @@ func TestNamedFrameworkIsRead(t *testing.T) {
 	}
 }
 
+// TestNamedFrameworkLeads: the framework a question names leads the
+// answer, and its sentences speak to the question although they do not
+// repeat the name ("QBR"), so the plan comes from it rather than from a
+// card about customer success in general.
+func TestNamedFrameworkLeads(t *testing.T) {
+	s, _ := fullService(t)
+	q := "what goes into a good QBR with an account that signed a year ago? ours have turned into a boring slide deck"
+	r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: "success"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plan, _ := strings.Cut(r.Response, "## The plan")
+	first, _, _ := strings.Cut(plan, "\n2. ")
+	if !strings.Contains(first, "[framework:quarterly-business-review]") {
+		t.Errorf("the plan does not start from the framework the question names:\n%s", r.Response)
+	}
+	if n := strings.Count(r.Response, "[framework:quarterly-business-review]"); n < 3 {
+		t.Errorf("the framework the question names speaks %d times, want at least 3:\n%s", n, r.Response)
+	}
+}
+
 // TestUnknownSourceIsNamed: asked to confirm a study the knowledge base
 // does not hold, the answer says so before what it does hold (and never
 // that it confirms it); asked about a work it holds, it does not.

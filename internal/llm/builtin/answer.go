@@ -544,7 +544,17 @@ func (t turn) byFit(p *picker) []*entityResult {
 		list = append(list, scored{e, fit, written})
 		best = max(best, fit)
 	}
-	slices.SortStableFunc(list, func(a, b scored) int { return cmp.Compare(b.fit, a.fit) })
+	// A framework the question names ("QBR") is what it asks about: it
+	// leads, whatever its fit, so its sentences speak first.
+	slices.SortStableFunc(list, func(a, b scored) int {
+		if na, nb := t.named(a.e.Title), t.named(b.e.Title); na != nb {
+			if na {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.fit, a.fit)
+	})
 	out := []*entityResult{} // not nil: worked out
 	for i, s := range list {
 		_, diagnosed := p.applied[s.e.Token]

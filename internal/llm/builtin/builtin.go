@@ -376,11 +376,17 @@ func (t turn) named(title string) bool {
 	}
 	terms := analyse(title).terms
 	for _, k := range t.reading.KeyTerms {
-		if k.Specificity >= namedSpecificity && len(k.Stem) >= 3 && slices.Contains(terms, k.Stem) {
+		if namesEntity(k) && slices.Contains(terms, k.Stem) {
 			return true
 		}
 	}
 	return false
+}
+
+// namesEntity reports whether a key term is specific enough to the
+// knowledge base to name the entity whose title holds it.
+func namesEntity(k tooling.KeyTerm) bool {
+	return k.Specificity >= namedSpecificity && len(k.Stem) >= 3
 }
 
 // namedSpecificity is how specific to the knowledge base a question's word

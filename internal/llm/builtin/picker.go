@@ -189,6 +189,10 @@ type picker struct {
 	// related are the question's key terms that the business vocabulary
 	// relates to concept phrases, in the reading's order.
 	related []tooling.KeyTerm
+	// naming are the question's key terms specific enough to name an
+	// entity (turn.named): every sentence of an entity whose title holds
+	// one speaks to it.
+	naming []string
 	// applied holds, by framework token, the diagnosis's application of it
 	// when the diagnosis applies to the answer: its text and first steps
 	// are the framework's sentences too (its card shows them).
@@ -212,6 +216,9 @@ func (t turn) newPicker() *picker {
 		p.importance[k.Stem] = max(p.importance[k.Stem], k.Importance())
 		if len(k.Related) > 0 {
 			p.related = append(p.related, k)
+		}
+		if namesEntity(k) {
+			p.naming = append(p.naming, k.Stem)
 		}
 	}
 	for _, term := range t.reading.TriedTerms {
@@ -370,6 +377,17 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 		looseAt = 0
 	}
 	for i, e := range entities {
+		// A card named for a word of the question ("QBR") speaks to it in
+		// every sentence, whether or not the sentence repeats the word.
+		var named []string
+		if len(p.naming) > 0 {
+			title := analyse(e.Title).terms
+			for _, stem := range p.naming {
+				if slices.Contains(title, stem) {
+					named = append(named, stem)
+				}
+			}
+		}
 		for _, s := range p.sentencesOf(e) {
 			if !slices.Contains(kinds, s.kind) || p.used[s.key] || s.dangling || s.leansBack() && s.follows == "" {
 				continue // a sentence pointing back at one before it still counts in the fit, but is never quoted alone
@@ -393,6 +411,12 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			}
 			if looseAt < 0 && i < 2 && (s.follows == "" || p.earlier[s.follows]) {
 				looseAt = i // the first entity with a sentence it may still say
+			}
+			for _, stem := range named {
+				if !slices.Contains(s.terms, stem) {
+					overlap += p.terms[stem]
+					important += p.importance[stem]
+				}
 			}
 			// A question's word the sentence says in the knowledge base's
 			// own words ("economic buyer" for "CFO") counts for part.
