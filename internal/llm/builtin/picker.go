@@ -29,6 +29,12 @@ var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|pa
 // on its own, what it points at is missing.
 var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
 
+// pointsElsewhere finds a sentence that names another entry of the
+// knowledge base as such ("SMED, a separate entry, shortens each
+// changeover"): it tells the reader of the card where to look, and
+// quoted in an answer it speaks of an entry the answer does not cite.
+var pointsElsewhere = regexp.MustCompile(`\ba separate entry\b`)
+
 // pointsBackAfterVerb finds a step whose object points back at the step
 // before it ("Divide them to...", "Compare it with...", "Add that
 // percentage uplift to..."): the word after "that" tells the pronoun from
@@ -86,7 +92,8 @@ type analysis struct {
 	// sentence read.
 	action bool
 	// dangling is whether it opens by pointing back at a sentence before
-	// it (danglingOpener), so it cannot be quoted alone.
+	// it (danglingOpener) or points to another entry (pointsElsewhere),
+	// so it cannot be quoted alone.
 	dangling bool
 	// pointsBack is whether it reads as a verb whose object points back
 	// at the sentence before it (pointsBackAfterVerb; sentence.leansBack).
@@ -104,7 +111,7 @@ func analyse(text string) *analysis {
 	return analyses.Get(text, func(text string) *analysis {
 		a := &analysis{key: normaliseText(text), words: textproc.WordCount(text),
 			history: yearPattern.MatchString(text) || aboutTheWork.MatchString(text), action: persona.IsAction(text),
-			dangling: danglingOpener.MatchString(text), pointsBack: pointsBack(text)}
+			dangling: danglingOpener.MatchString(text) || pointsElsewhere.MatchString(text), pointsBack: pointsBack(text)}
 		for _, term := range textproc.SharedTerms(text) {
 			if !slices.Contains(a.terms, term) {
 				a.terms = append(a.terms, term)
