@@ -293,7 +293,11 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// they belong to the knowledge that answers. The persona's own
 		// questions follow; past the first, only those that share
 		// something with what was asked.
-		citeAll(p.pick(t.fitting(p), min(n, 1), pickRule{least: minOverlap, questions: true}, "idea"))
+		// Under its own heading, a card's "Questions to ask...: ..." is
+		// quoted from its first question on.
+		for _, s := range p.pick(t.fitting(p), min(n, 1), pickRule{least: minOverlap, questions: true}, "idea") {
+			out = append(out, citeText(s.entity.Token, askedQuestions(s.text)))
+		}
 		for i, q := range t.rankedQuestions() {
 			first := i == 0 && len(out) == 0 // the answer's first question stands alone
 			if len(out) >= n || !first && !p.shares(q) {

@@ -494,6 +494,16 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 // its explanations or steps.
 func asks(text string) bool { return strings.HasPrefix(text, "Questions to ask") }
 
+// askedQuestions is a card's list of questions to ask without its lead
+// ("Questions to ask a buyer: how are you..." is "How are you..."), for a
+// section whose heading already says what they are.
+func askedQuestions(text string) string {
+	if _, list, ok := strings.Cut(text, ":"); ok && asks(text) && strings.TrimSpace(list) != "" {
+		return upperFirst(strings.TrimSpace(list))
+	}
+	return text
+}
+
 // shares reports whether a line shares at least one ordinary word of the
 // question (or two of the persona's situation words).
 func (p *picker) shares(line string) bool {

@@ -198,3 +198,19 @@ func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
 		t.Errorf("frameworks that speak: %v, want %s", got, want)
 	}
 }
+
+// TestAskedQuestionsLoseTheirLead: under a heading that already says they
+// are questions, a card's list is quoted from its first question on.
+func TestAskedQuestionsLoseTheirLead(t *testing.T) {
+	for in, want := range map[string]string{
+		"Questions to ask: what did the prospect say would happen next?":         "What did the prospect say would happen next?",
+		"Questions to ask a buyer: how are you dealing with this now?":           "How are you dealing with this now?",
+		"Questions to ask about turnover: What does it cost each time?":          "What does it cost each time?",
+		"Agree at the start of every meeting what happens at the end.":           "Agree at the start of every meeting what happens at the end.",
+		"Questions to ask matter more than a pitch, in the first half of a call": "Questions to ask matter more than a pitch, in the first half of a call",
+	} {
+		if got := askedQuestions(in); got != want {
+			t.Errorf("askedQuestions(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
