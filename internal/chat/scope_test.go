@@ -11,6 +11,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/chat"
 	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/persona"
 	"github.com/constraintlab/assistant/internal/textproc"
 )
 
@@ -592,5 +593,50 @@ func TestFollowUpIsSearchedForWhatItAdds(t *testing.T) {
 	}
 	if n := ownSearches(r3); n != 0 {
 		t.Errorf("a follow-up that says almost nothing was searched alone %d times", n)
+	}
+}
+
+// TestExplainingSectionsHoldNoInstructions: a section the persona fills
+// with what explains the situation ("Why it binds", "What is going on")
+// holds statements only; what to do belongs to the steps.
+func TestExplainingSectionsHoldNoInstructions(t *testing.T) {
+	s, _ := fullService(t)
+	personas, err := persona.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	questions := map[string]string{
+		"operator": "Orders pile up at our packing station every afternoon and ship a day late.",
+		"customer": "A prospect says we cost 30% more than the competitor. How do I answer without just discounting?",
+		"support":  "A third of our tickets are customers asking where their order is. How do we cut them?",
+		"success":  "Our biggest client barely logs in and the renewal is in three months.",
+	}
+	for mode, q := range questions {
+		r, _, err := s.Run(context.Background(), chat.Request{Message: q, Mode: mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		explaining := map[string]bool{}
+		for _, sec := range personas[mode].Sections {
+			if slices.Contains(sec.Fill, "ideas") {
+				explaining["## "+sec.Heading] = true
+			}
+		}
+		heading, lines := "", 0
+		for _, line := range strings.Split(r.Response, "\n") {
+			if strings.HasPrefix(line, "## ") {
+				heading = line
+				continue
+			}
+			if explaining[heading] && strings.HasPrefix(line, "- ") {
+				lines++
+				if persona.IsAction(strings.TrimPrefix(line, "- ")) {
+					t.Errorf("%s: %q holds an instruction: %s", mode, heading, line)
+				}
+			}
+		}
+		if lines == 0 {
+			t.Errorf("%s: no explaining section to check:\n%s", mode, r.Response)
+		}
 	}
 }

@@ -252,7 +252,9 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 	case "application":
 		citeAll(p.best(t.diagnosed(), n, true, "application"))
 	case "ideas":
-		citeAll(p.best(t.fitting(p), n, true, "application", "idea", "summary"))
+		// What explains the situation: statements, not instructions
+		// (those are the steps) nor questions.
+		citeAll(p.pick(t.fitting(p), n, pickRule{loose: true, least: minOverlap, statements: true, noActions: true}, "application", "idea", "summary"))
 	case "steps":
 		// Only what says what to do: the catalog's first steps, and key
 		// ideas that open with a verb of advice; the best-fitting

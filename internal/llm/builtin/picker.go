@@ -366,6 +366,9 @@ type pickRule struct {
 	least       float64
 	actions     bool
 	actionsOnly bool
+	// noActions leaves out sentences that say what to do: a section that
+	// explains leaves them to the steps.
+	noActions bool
 	// statements leaves out sentences that ask rather than assert: a
 	// question cannot stand as a finding.
 	statements bool
@@ -402,7 +405,7 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			if rule.statements && strings.HasSuffix(s.text, "?") || rule.questions != asks(s.text) {
 				continue
 			}
-			if rule.actionsOnly && !s.instructs() {
+			if rule.actionsOnly && !s.instructs() || rule.noActions && s.instructs() {
 				continue
 			}
 			overlap, important, avoided := 0.0, 0.0, 0
