@@ -640,3 +640,27 @@ func TestExplainingSectionsHoldNoInstructions(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialNoteNamesOnlyTheIndustry: an answer that addresses part of
+// the question names, before it, the industry the knowledge base holds
+// nothing specific on; never an odd word of the question the cards
+// happen not to use ("salesy", "dark").
+func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
+	s, _ := fullService(t)
+	const note = "The knowledge base holds nothing specific on"
+	for _, c := range []struct {
+		mode, question string
+		noted          bool
+	}{
+		{"customer", "the deal went dark after the demo. how do I close it without sounding salesy", false},
+		{"operator", "We run a roofing company with three crews and the backlog keeps growing while I do every estimate myself.", true},
+	} {
+		r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.HasPrefix(r.Response, note); got != c.noted {
+			t.Errorf("%q: opens with the note %v, want %v:\n%s", c.question, got, c.noted, r.Response)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/persona"
 	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 // compose writes the answer: a decline out of scope; otherwise the
@@ -46,9 +47,12 @@ func (t turn) compose() string {
 	}
 	var b strings.Builder
 	t.preface(&b)
-	if notes := t.weighty(missing); relevance < noteBelow && len(notes) > 0 {
-		// Partly addressed: say plainly what the knowledge does not
-		// cover before what it does.
+	if notes := t.industryWords(t.weighty(missing)); relevance < noteBelow && len(notes) > 0 {
+		// Partly addressed: say plainly which industry the knowledge
+		// holds nothing specific on before what it does hold. (Any rare
+		// business word was named until a rater found most such notes
+		// odd: a word cut from its phrase, "timers" from "part-timers",
+		// "dark" from "went dark".)
 		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(notes[:min(3, len(notes))]))
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
@@ -90,6 +94,18 @@ func (t turn) weighty(words []string) []string {
 	var out []string
 	for _, w := range words {
 		if named[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// industryWords keeps the words that name the question's industry, in
+// the order given.
+func (t turn) industryWords(words []string) []string {
+	var out []string
+	for _, w := range words {
+		if slices.ContainsFunc(t.reading.KeyTerms, func(k tooling.KeyTerm) bool { return k.Word == w && k.Names == tooling.NamesIndustry }) {
 			out = append(out, w)
 		}
 	}
