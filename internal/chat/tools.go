@@ -237,7 +237,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (any, string, strin
 		tb.remember(h.Entity, rel)
 		token := h.Entity.Token().String()
 		res.Hits = append(res.Hits, SearchHit{Token: token, Title: h.Entity.Title,
-			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, Score: round3(rel),
+			Summary: firstSentences(h.Entity.Summary, 2), Archetypes: h.Entity.Archetypes, WhenToUse: h.Entity.WhenToUse, Score: round3(rel),
 			Imported: h.Entity.Origin == assistant.OriginImported})
 		if len(names) < 3 {
 			names = append(names, token)

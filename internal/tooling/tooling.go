@@ -35,7 +35,10 @@ type SearchHit struct {
 	Title      string   `json:"title"`
 	Summary    string   `json:"summary"`
 	Archetypes []string `json:"archetypes"`
-	Score      float64  `json:"score"`
+	// WhenToUse are the situations the entity is written for, in a
+	// user's words (its card's "When to use").
+	WhenToUse []string `json:"when_to_use,omitempty"`
+	Score     float64  `json:"score"`
 	// Imported is true for the workspace's own knowledge (kb import),
 	// such as the product's help articles.
 	Imported bool `json:"imported,omitempty"`

@@ -168,7 +168,7 @@ func (t turn) plan() []llm.ToolCall {
 		for _, tool := range t.persona.Tools {
 			switch {
 			case tool == tooling.ToolSearch:
-				calls = append(calls, call(tooling.ToolSearch, tooling.SearchArgs{Query: query, Limit: 6}))
+				calls = append(calls, call(tooling.ToolSearch, tooling.SearchArgs{Query: query, Limit: 10}))
 				if own := t.asksQuery(); own != "" {
 					calls = append(calls, call(tooling.ToolSearch, tooling.SearchArgs{Query: own, Limit: 6}))
 				}
@@ -296,7 +296,7 @@ func (t turn) toRead() []string {
 		}
 	}
 	rank := func(h searchHit) float64 {
-		score := h.Score
+		score := h.Score + writtenForRank*t.writtenFor(h)
 		if slices.ContainsFunc(h.Archetypes, func(a string) bool { return likely[a] }) {
 			score += 0.25
 		}
@@ -338,6 +338,27 @@ func (t turn) toRead() []string {
 	out := append(imported, frameworks...)
 	return append(out, support...)
 }
+
+// writtenFor is the share of the question's key terms that a hit's title
+// and "When to use" situations hold: how close the situations it is
+// written for are to the question's. 0 for a hit that lists none.
+func (t turn) writtenFor(h searchHit) float64 {
+	if len(h.WhenToUse) == 0 {
+		return 0
+	}
+	texts := make([]*analysis, 0, len(h.WhenToUse)+1)
+	texts = append(texts, analyse(h.Title))
+	for _, w := range h.WhenToUse {
+		texts = append(texts, analyse(w))
+	}
+	return t.reading.AddressedShare(func(stem string) bool {
+		return slices.ContainsFunc(texts, func(a *analysis) bool { return slices.Contains(a.terms, stem) })
+	})
+}
+
+// writtenForRank is what writtenFor adds to a hit's search score when the
+// entities to read are chosen.
+const writtenForRank = 0.5
 
 // offPersona reports whether knowledge helps with none of the constraints
 // the persona's questions are about: call-centre staffing for a seller's

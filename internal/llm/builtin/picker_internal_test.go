@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -212,5 +213,31 @@ func TestAskedQuestionsLoseTheirLead(t *testing.T) {
 		if got := askedQuestions(in); got != want {
 			t.Errorf("askedQuestions(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestReadsWhatIsWrittenForTheSituation: among the search's hits, one
+// whose title and "When to use" hold the question's words is read before
+// one the search ranked a little higher for words its text happens to
+// share, and a hit beyond the first six still counts.
+func TestReadsWhatIsWrittenForTheSituation(t *testing.T) {
+	personas, err := persona.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(word string) tooling.KeyTerm {
+		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
+	}
+	tr := turn{persona: personas["success"], reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("upsell"), key("client"), key("service")}}}
+	hits := []searchHit{{Token: "framework:service-recovery", Title: "Service recovery", Score: 1,
+		WhenToUse: []string{"An angry guest complained about a cold room."}}}
+	for i := range 6 {
+		hits = append(hits, searchHit{Token: fmt.Sprintf("framework:filler-%d", i), Title: "Filler", Score: 0.5})
+	}
+	hits = append(hits, searchHit{Token: "framework:land-and-expand", Title: "Land and expand", Score: 0.8,
+		WhenToUse: []string{"Our client buys one service and I want to upsell a second one."}})
+	tr.searches = []searchResult{{Query: "q", Hits: hits}}
+	if got := tr.toRead(); len(got) == 0 || got[0] != "framework:land-and-expand" {
+		t.Errorf("read %v, want the card written for the situation first", got)
 	}
 }

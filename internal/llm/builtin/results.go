@@ -30,6 +30,7 @@ type searchHit struct {
 	Token      string   `json:"token"`
 	Title      string   `json:"title"`
 	Archetypes []string `json:"archetypes"`
+	WhenToUse  []string `json:"when_to_use,omitempty"`
 	Score      float64  `json:"score"`
 	Imported   bool     `json:"imported,omitempty"`
 }
@@ -150,7 +151,7 @@ func readSearch(r *tooling.SearchResult) searchResult {
 	if r.Hits != nil {
 		out.Hits = make([]searchHit, len(r.Hits))
 		for i, h := range r.Hits {
-			out.Hits[i] = searchHit{Token: h.Token, Title: h.Title, Archetypes: h.Archetypes, Score: h.Score, Imported: h.Imported}
+			out.Hits[i] = searchHit{Token: h.Token, Title: h.Title, Archetypes: h.Archetypes, WhenToUse: orNil(h.WhenToUse), Score: h.Score, Imported: h.Imported}
 		}
 	}
 	return out
