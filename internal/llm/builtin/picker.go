@@ -356,9 +356,11 @@ func (p *picker) best(entities []*entityResult, n int, loose bool, kinds ...stri
 }
 
 // pickRule says which sentences a section may take: loose lets the first
-// entity speak even where it shares little with the question (in a later
-// turn of a conversation, the first of the two best that has something left to say: the
-// earlier answers may have used up the best-fitting one); least is the
+// of the two best entities that has something of the kinds asked left to
+// say speak even where it shares little with the question (a paper that
+// fits best but instructs nothing leaves the steps to the framework after
+// it; in a later turn, the earlier answers may have used up the
+// best-fitting one); least is the
 // overlap a sentence needs otherwise; actions prefers sentences that say
 // what to do.
 type pickRule struct {
@@ -383,9 +385,6 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	cands := p.cands[:0]
 	defer func() { p.cands = cands[:0] }()
 	looseAt := -1 // the entity that may speak loosely, once known
-	if len(p.earlier) == 0 {
-		looseAt = 0
-	}
 	for i, e := range entities {
 		// A card named for a word of the question ("QBR") speaks to it in
 		// every sentence, whether or not the sentence repeats the word.

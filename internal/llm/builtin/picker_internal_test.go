@@ -241,3 +241,20 @@ func TestReadsWhatIsWrittenForTheSituation(t *testing.T) {
 		t.Errorf("read %v, want the card written for the situation first", got)
 	}
 }
+
+// TestLooseGoesToWhatCanSpeak: a section that lets the best-fitting
+// entity speak loosely gives that leave to the first one with something
+// of the kind asked: when a paper fits best but instructs nothing, the
+// framework after it still gives its steps.
+func TestLooseGoesToWhatCanSpeak(t *testing.T) {
+	paper := entityResult{Token: "paper:queues", Title: "Queues in heavy traffic",
+		KeyIdeas: []string{"Waiting time grows steeply as a server's load approaches its capacity."}}
+	framework := entityResult{Token: "framework:owner-systems", Title: "Owner systems",
+		KeyIdeas: []string{"Write a checklist for the three tasks that take most of your week.", "Give one of those tasks to a named person this month."}}
+	p := &picker{terms: map[string]float64{"estim": 1}, importance: map[string]float64{"estim": 1}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	got := p.pick([]*entityResult{&paper, &framework}, 3, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea")
+	if len(got) != 2 || got[0].entity.Token != "framework:owner-systems" {
+		t.Errorf("steps %v, want the framework's two", got)
+	}
+}
