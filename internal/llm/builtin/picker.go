@@ -26,9 +26,10 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|review|practice|framework|method|model|theory|blueprint|work)|it \w+)\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b|\bthat (book|paper|article|essay|post|study)\b`)
 
 // danglingOpener finds a sentence that opens by pointing back at the one
-// before it ("It...", "They...", "All three...", "This approach..."): quoted
-// on its own, what it points at is missing.
-var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|All (of them|two|three|four|five|six|seven))\b`)
+// before it ("It...", "They...", "All three...", "This approach...", "The
+// result...", "Each group...", "Hotels also...", "For an owner ..., it
+// gives..."): quoted on its own, what it points at is missing.
+var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|Each (group|kind|type|one)|All (of them|two|three|four|five|six|seven)|The result)\b|^\S+ also\b|^(For|To) [^.]{3,200}?, it (gives|is|offers|helps|provides|makes|lets|shows|supplies)\b`)
 
 // pointsElsewhere finds a sentence that names another entry of the
 // knowledge base as such ("SMED, a separate entry, shortens each
