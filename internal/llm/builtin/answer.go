@@ -275,7 +275,7 @@ func (t turn) fillLines(kind string, n int, p *picker) []string {
 		// Only what says what to do: the catalog's first steps, and key
 		// ideas that open with a verb of advice; the best-fitting
 		// framework's even where they share few words with the question.
-		citeAll(p.pick(t.fitting(p), n, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea"))
+		citeAll(p.pick(p.instructing(t.fitting(p), stepsFrom), n, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea"))
 	case "pitfalls":
 		citeAll(p.best(t.fitting(p), n, false, "pitfall"))
 	case "evidence":

@@ -493,6 +493,26 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 	return out
 }
 
+// instructing returns the first n entities, in the order given, that
+// still have an instruction to give (a sentence that says what to do,
+// not yet said): the steps of an answer come from the best-fitting few,
+// not from every entity that shares a word with the question.
+func (p *picker) instructing(entities []*entityResult, n int) []*entityResult {
+	var out []*entityResult
+	for _, e := range entities {
+		if len(out) == n {
+			break
+		}
+		if slices.ContainsFunc(p.sentencesOf(e), func(s sentence) bool { return s.instructs() && !p.used[s.key] && !s.dangling }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// stepsFrom is how many entities an answer's steps come from.
+const stepsFrom = 2
+
 // asks reports whether a card's sentence is its list of questions to ask
 // ("Questions to ask: ..."): those fill the questions of an answer, not
 // its explanations or steps.

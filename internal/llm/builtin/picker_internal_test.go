@@ -266,3 +266,31 @@ func TestLooseGoesToWhatCanSpeak(t *testing.T) {
 		t.Errorf("steps %v, want the framework's two", got)
 	}
 }
+
+// TestStepsComeFromTheBestFew: the steps of an answer come from the first
+// two entities, in order of fit, that still have an instruction to give;
+// one that instructs nothing (a paper's findings) or has said all it
+// instructs is passed over, and the rest do not pad the steps.
+func TestStepsComeFromTheBestFew(t *testing.T) {
+	first := &entityResult{Token: "framework:first", Title: "First", KeyIdeas: []string{"Write the three numbers on the board every morning."}}
+	findings := &entityResult{Token: "paper:findings", Title: "Findings", KeyIdeas: []string{"Teams that saw their numbers daily improved faster than the others."}}
+	second := &entityResult{Token: "framework:second", Title: "Second", KeyIdeas: []string{"Ask each shift lead which number moved and why."}}
+	third := &entityResult{Token: "framework:third", Title: "Third", KeyIdeas: []string{"Cut the weekly meeting to fifteen minutes."}}
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	var got []string
+	for _, e := range p.instructing([]*entityResult{first, findings, second, third}, stepsFrom) {
+		got = append(got, e.Token)
+	}
+	if want := "framework:first framework:second"; strings.Join(got, " ") != want {
+		t.Errorf("steps from %v, want %s", got, want)
+	}
+	p.used[analyse(first.KeyIdeas[0]).key] = true
+	got = got[:0]
+	for _, e := range p.instructing([]*entityResult{first, findings, second, third}, stepsFrom) {
+		got = append(got, e.Token)
+	}
+	if want := "framework:second framework:third"; strings.Join(got, " ") != want {
+		t.Errorf("once the first has said its step, steps from %v, want %s", got, want)
+	}
+}
