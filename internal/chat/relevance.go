@@ -53,6 +53,13 @@ import (
 // says what the knowledge base holds nothing on), and `medium` would promise
 // more.
 //
+// An answer to a later turn of a conversation is `low` at most: it is
+// drawn from what the knowledge holds beyond what the first answer
+// offered, and blind ratings found it no more useful where the rest of the
+// confidence said `medium` (42 dev follow-up answers rated in pairs
+// averaged 1.90 of 5 at medium, 1.86 at low, against 2.60 and 2.28 for
+// first turns; docs/evaluation.md, "Tenth session").
+//
 // The turn's diagnosis says how surely the question reads as one of the
 // constraints the catalog knows (placement: its band, "" when nothing was
 // diagnosed, the answer comes from the workspace's own articles, or the
@@ -113,7 +120,7 @@ func withRelevance(c verify.Confidence, r Reading, placement string, fit float64
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
-	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" || coverage < partlyAddressed {
+	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" || coverage < partlyAddressed || r.FollowUp {
 		c.Score = math.Min(c.Score, lowCap)
 	}
 	if placement == "medium" {

@@ -664,3 +664,24 @@ func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpAnswerIsLowAtMost: the answer to a later turn of a
+// conversation is `low` at most, however well its claims check out.
+func TestFollowUpAnswerIsLowAtMost(t *testing.T) {
+	s, _ := fullService(t)
+	ctx := context.Background()
+	first := "Our support backlog is 2,000 tickets and the first reply takes four days. Where do we start?"
+	r1, _, err := s.Run(ctx, chat.Request{Message: first, Mode: "support"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: r1.Response}}
+	r2, _, err := s.Run(ctx, chat.Request{Message: "A third of the tickets are customers who cannot reset their password. How do we get customers to solve that themselves?",
+		Mode: "support", History: history}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Confidence.Level != "low" || r2.Confidence.Score > 0.49 {
+		t.Errorf("follow-up confidence %s %.2f, want low at most", r2.Confidence.Level, r2.Confidence.Score)
+	}
+}
