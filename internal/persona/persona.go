@@ -30,13 +30,14 @@ var personasYAML []byte
 var actionsTXT string
 
 // IsAction reports whether a sentence opens with a verb of advice
-// (actions.txt): it says what to do.
+// (actions.txt) in its bare form, as an instruction does: "Record every
+// refund" says what to do, "Records show" and "Recording" do not.
 func IsAction(sentence string) bool {
 	first := textproc.FirstWord(sentence)
 	if len(first) > 5 && strings.HasSuffix(strings.ToLower(first), "ing") {
 		return false // a gerund opens a statement ("Pricing is..."), never an instruction
 	}
-	return first != "" && actions()[textproc.Stem(first)]
+	return first != "" && actions()[strings.ToLower(first)]
 }
 
 var actions = sync.OnceValue(func() map[string]bool {
@@ -46,7 +47,7 @@ var actions = sync.OnceValue(func() map[string]bool {
 			continue
 		}
 		for _, w := range strings.Fields(line) {
-			out[textproc.Stem(w)] = true
+			out[strings.ToLower(w)] = true
 		}
 	}
 	return out

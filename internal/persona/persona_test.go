@@ -94,6 +94,11 @@ func TestIsAction(t *testing.T) {
 		"Building trust takes time with a new buyer.":             false,
 		"The constraint sets the pace of the whole business.":     false,
 		"Bring the buyer's own numbers to the second meeting.":    true,
+		"Record every refund against the customer.":               true,
+		"Records show which customers ask most often.":            false,
+		"Proposals are expensive to write.":                       false,
+		"Prices rose faster than wages last year.":                false,
+		"Answer a demand for a lower fee with a question.":        true,
 	} {
 		if got := IsAction(sentence); got != want {
 			t.Errorf("IsAction(%q) = %v, want %v", sentence, got, want)
