@@ -21,9 +21,10 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 // tells where an idea came from (who coined or popularised it, that it has
 // no single author), or who the work is for ("For an owner facing an upset
 // client, the article supplies..."), or that points at it from outside
-// ("common practice well beyond that book"): it describes the card, not
-// the reader's business.
-var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|review|practice|framework|method|model|theory|blueprint|work)|it \w+)\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b|\bthat (book|paper|article|essay|post|study)\b`)
+// ("common practice well beyond that book"), or that explains a fact the
+// card leaves out ("the year is left empty because..."): it describes the
+// card, not the reader's business.
+var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|review|practice|framework|method|model|theory|blueprint|work)|it \w+)\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b|\bthat (book|paper|article|essay|post|study)\b|\b(could not be confirmed|is left empty|are left empty)\b`)
 
 // danglingOpener finds a sentence that opens by pointing back at the one
 // before it ("It...", "They...", "All three...", "This approach...", "The
