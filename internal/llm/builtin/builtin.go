@@ -17,9 +17,10 @@
 //
 // Planning, by round:
 //  1. search_knowledge on the reading's search text (with the persona's
-//     angle and situation) and diagnose_constraint, in the persona's
-//     order; a question about a subject never advised on (health, law,
-//     tax...) is declined at once, with no tool;
+//     angle and situation; in a follow-up that says enough on its own, a
+//     second search for its own words) and diagnose_constraint, in the
+//     persona's order; a question about a subject never advised on
+//     (health, law, tax...) is declined at once, with no tool;
 //  2. out of scope, nothing more: the answer declines. Otherwise the
 //     persona's method search when it has one; then get_entity on the
 //     entities that best match the question;
@@ -225,9 +226,11 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 
 // toRead picks the entities to read in full: up to three frameworks and
 // one paper or essay, best match to the question first. The search's own
-// order decides, nudged towards the diagnosis's two likeliest
-// constraints; the workspace's own knowledge that tops the search leads;
-// the persona's methods (its second search) come first when it has them.
+// order decides, nudged towards the knowledge written for situations like
+// the question's (writtenFor) and the diagnosis's two likeliest
+// constraints; a follow-up's own search leads the whole conversation's;
+// the workspace's own knowledge that tops the search leads; the persona's
+// methods (its second search) come first when it has them.
 func (t turn) toRead() []string {
 	var hits, methods []searchHit
 	methodQuery, asksQuery := t.methodQuery(), t.asksQuery()
@@ -305,7 +308,11 @@ func (t turn) toRead() []string {
 		}
 		return score - personaPenalty[h.Token]
 	}
-	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(rank(b), rank(a)) })
+	ranks := make(map[string]float64, len(hits)) // worked out once per hit, not per comparison
+	for _, h := range hits {
+		ranks[h.Token] = rank(h)
+	}
+	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(ranks[b.Token], ranks[a.Token]) })
 	if len(methods) > 0 {
 		add(methods[0].Token)
 	}
