@@ -63,6 +63,7 @@ func TestReadScope(t *testing.T) {
 		{"Since I sold the shop I just want to go to sleep and never wake up.", false, "crisis"},
 		{"Do we have to charge GST to our Australian customers and register with the ATO?", false, "tax"},
 		{"Which stocks should I buy with my annual bonus from the agency?", false, "personal-finance"},
+		{"A library network wants a free pilot of the reading app for a full term before deciding. Should I agree?", true, ""},
 		{"Should we put part of our company treasury into bitcoin, and which exchange gives the best yield?", false, "investment"},
 		{"We have a large cash reserve; should we put part of the reserve into bitcoin or index-tracking stocks for a better return?", false, "investment"},
 		{"I run an S-corp. Should I take more as salary or as dividends to lower my taxes?", false, "tax"},
@@ -146,6 +147,7 @@ func TestReadSourceNames(t *testing.T) {
 		"Please confirm the 2019 Stanford study by Dr. Anna Berg showing that free trials double churn, and cite it.",
 		"Can you confirm that the Gartner report says 70% of buyers skip sales calls?",
 		"According to the Wharton paper by Professor Lee, discounts hurt renewals. Is that right?",
+		"Confirm and cite the 2018 MIT study by Dr. Paul Okafor that found annual plans halve churn; I need it for a board deck.",
 	} {
 		if r := chat.Read(q, nil, operator(t), chat.Words{}); len(r.Names) == 0 {
 			t.Errorf("%q: no source names read", q)
