@@ -33,10 +33,9 @@ var actionsTXT string
 // (actions.txt) in its bare form, as an instruction does: "Record every
 // refund" says what to do, "Records show" and "Recording" do not.
 func IsAction(sentence string) bool {
+	// The list holds bare forms only, so a gerund ("Pricing is...") or a
+	// plural noun ("Records show...") never matches.
 	first := textproc.FirstWord(sentence)
-	if len(first) > 5 && strings.HasSuffix(strings.ToLower(first), "ing") {
-		return false // a gerund opens a statement ("Pricing is..."), never an instruction
-	}
 	return first != "" && actions()[strings.ToLower(first)]
 }
 

@@ -543,6 +543,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 		e       *entityResult
 		fit     float64
 		written float64
+		named   bool // the question names it (turn.named)
 	}
 	var list []scored
 	best, bestWritten := 0.0, 0.0
@@ -563,14 +564,14 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// a renewal at risk) is what the user needs, so a framework about
 		// it fits even where the industry's words are not in it.
 		fit += situationFitWeight * situationFit(situation, sentences, title)
-		list = append(list, scored{e, fit, written})
+		list = append(list, scored{e, fit, written, t.named(e.Title)})
 		best = max(best, fit)
 	}
 	// A framework the question names ("QBR") is what it asks about: it
 	// leads, whatever its fit, so its sentences speak first.
 	slices.SortStableFunc(list, func(a, b scored) int {
-		if na, nb := t.named(a.e.Title), t.named(b.e.Title); na != nb {
-			if na {
+		if a.named != b.named {
+			if a.named {
 				return -1
 			}
 			return 1
@@ -582,7 +583,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 		_, diagnosed := p.applied[s.e.Token]
 		// A framework the question names ("QBR") speaks whatever its fit,
 		// and so does one a clear diagnosis applies.
-		if diagnosed && t.diagnosisLeads() || t.named(s.e.Title) {
+		if diagnosed && t.diagnosisLeads() || s.named {
 			out = append(out, s.e)
 			continue
 		}
