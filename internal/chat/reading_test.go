@@ -86,6 +86,10 @@ func TestReadScope(t *testing.T) {
 		{"Our sales kickoff is in Rome; which sights and museums are must-see for the team?", false, ""},
 		{"A former supplier sued us and we were served on Monday; what should our answer to the court say?", false, "law"},
 		{"A customer filed a complaint that our driver was rude; how should support respond to it?", true, ""},
+		{"A customer says our 14-day returns policy breaks consumer law. Is our policy legal in France?", false, "law"},
+		{"Please draft our legal response to the customer's complaint about our refund terms.", false, "law"},
+		{"The deal has been stuck in legal review for six weeks; how do I get it moving?", true, ""},
+		{"A customer says our refund policy is unfair and threatens a one-star review. What do we say?", true, ""},
 		// Business questions that only share words with the subjects above.
 		{"A guest complained the steak was served cold; how should we handle the refund?", true, ""},
 		{"Are we responsible for return shipping when a customer sends an order back?", true, ""},
