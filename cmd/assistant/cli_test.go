@@ -57,7 +57,7 @@ func TestHelpListsOnlyTheSubcommandsFlags(t *testing.T) {
 		{[]string{"eval", "retrieval"}, with(store, "file", "json")},
 		{[]string{"eval", "archetypes"}, with(store, "file", "json")},
 		{[]string{"eval", "verify"}, with(store, "file", "json", "threshold", "failures")},
-		{[]string{"eval", "chat"}, with(store, "file", "from", "answers", "ratings", "packet", "json", "failures", "llm-provider", "llm-base-url", "llm-api-key", "llm-model", "log-level")},
+		{[]string{"eval", "chat"}, with(store, "file", "from", "answers", "ratings", "labels", "packet", "json", "failures", "llm-provider", "llm-base-url", "llm-api-key", "llm-model", "log-level")},
 		{[]string{"version"}, nil},
 	}
 	// Every subcommand is in the table.

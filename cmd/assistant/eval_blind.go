@@ -28,8 +28,8 @@ import (
 
 // blindOptions are the outputs `eval chat` writes for a blind set.
 type blindOptions struct {
-	answersOut, ratings, packet string
-	asJSON, failures            bool
+	answersOut, ratings, labels, packet string
+	asJSON, failures                    bool
 }
 
 // answerRecord is one line of an answers file: a row of the blind set, the
@@ -209,10 +209,11 @@ type failedTurn struct {
 
 // blindReport is what `eval chat` prints for a blind set.
 type blindReport struct {
-	Set     string             `json:"set"`
-	Figures answereval.Figures `json:"figures"`
-	Rated   *answereval.Rated  `json:"rated"`
-	Failed  []failedTurn       `json:"failed"`
+	Set     string               `json:"set"`
+	Figures answereval.Figures   `json:"figures"`
+	Rated   *answereval.Rated    `json:"rated"`
+	Labels  *answereval.Labelled `json:"labels"`
+	Failed  []failedTurn         `json:"failed"`
 }
 
 // measure takes the figures of the answers and writes what opts asks for.
@@ -247,6 +248,22 @@ func measure(ctx context.Context, e env, db *backend, set string, records []answ
 			return fmt.Errorf("%s: %w", opts.ratings, err)
 		}
 		rep.Rated = &rated
+	}
+	if opts.labels != "" {
+		f, err := os.Open(opts.labels)
+		if err != nil {
+			return err
+		}
+		labels, err := answereval.ReadLabels(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+		labelled, err := answereval.LabelFigures(answers, labels)
+		if err != nil {
+			return fmt.Errorf("%s: %w", opts.labels, err)
+		}
+		rep.Labels = &labelled
 	}
 	if opts.packet != "" {
 		if err := writePacketFile(opts.packet, set, records, cards); err != nil {

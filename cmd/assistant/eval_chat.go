@@ -19,13 +19,14 @@ import (
 // of the blind evaluation; an older scope file of in|out<TAB>mode<TAB>question
 // rows gets the scope counts it always had (D29).
 func evalChat(ctx context.Context, e env, args []string) error {
-	fs := commandFlags(e, "eval chat (--file F | --from ANSWERS) [--answers OUT] [--ratings R] [--packet OUT] [--json] [--failures]",
+	fs := commandFlags(e, "eval chat (--file F | --from ANSWERS) [--answers OUT] [--ratings R] [--labels L] [--packet OUT] [--json] [--failures]",
 		"Runs every row of a blind set (a TSV with the header\n"+
 			"id<TAB>kind<TAB>mode<TAB>vertical<TAB>follows<TAB>message<TAB>note) as a chat turn with the\n"+
 			"configured model provider (a followup row carries the turn it follows as history), and\n"+
 			"prints the automatic figures of docs/evaluation.md: declines, confidence, repeated\n"+
 			"sentences, hover-checkable citations and broken output; with --ratings, also the figures\n"+
-			"of a rater's usefulness scores. --from measures the answers of an earlier --answers file\n"+
+			"of a rater's usefulness scores; with --labels, how often the answers cite the knowledge a\n"+
+			"reader chose for each question. --from measures the answers of an earlier --answers file\n"+
 			"instead of running the set again. Cards are resolved as /resolve serves them from the\n"+
 			"configured database (the embedded corpus synchronised first, as serve does). The turns\n"+
 			"are not recorded: no usage row and no citation event.\n\n"+
@@ -35,6 +36,7 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	from := fs.String("from", "", "measure the answers of this JSONL file (written by --answers) instead of running a set")
 	answersOut := fs.String("answers", "", "write the raw answers here, one JSON object per row (id, kind, mode, note, request, response)")
 	ratingsFile := fs.String("ratings", "", "a rater's scores, id<TAB>score 1-5<TAB>reason: add the rated figures")
+	labelsFile := fs.String("labels", "", "a reader's choice of knowledge per question, id<TAB>fit<TAB>tokens<TAB>why: add how often the answers cite it")
 	packetOut := fs.String("packet", "", "write the rater's packet here (Markdown): question, note, answer and cited cards, without the confidence")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	failures := fs.Bool("failures", false, "also list what failed: unchecked cited sentences, broken answers, repeated sentences, failed turns (a scope file: rows not declined or answered as expected)")
@@ -48,7 +50,7 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	case *from != "" && *answersOut != "":
 		return fmt.Errorf("%w: eval chat: --answers writes the answers of a run; --from reads them", errUsage)
 	}
-	opts := blindOptions{answersOut: *answersOut, ratings: *ratingsFile, packet: *packetOut, asJSON: *asJSON, failures: *failures}
+	opts := blindOptions{answersOut: *answersOut, ratings: *ratingsFile, labels: *labelsFile, packet: *packetOut, asJSON: *asJSON, failures: *failures}
 	if *from != "" {
 		return measureAnswersFile(ctx, e, cfg, *from, opts)
 	}
@@ -59,8 +61,8 @@ func evalChat(ctx context.Context, e env, args []string) error {
 	if blind {
 		return runBlindSet(ctx, e, cfg, *file, opts)
 	}
-	if *answersOut != "" || *ratingsFile != "" || *packetOut != "" {
-		return fmt.Errorf("%w: eval chat: --answers, --ratings and --packet need a blind set (a TSV whose first line is the header %s)",
+	if *answersOut != "" || *ratingsFile != "" || *labelsFile != "" || *packetOut != "" {
+		return fmt.Errorf("%w: eval chat: --answers, --ratings, --labels and --packet need a blind set (a TSV whose first line is the header %s)",
 			errUsage, strings.ReplaceAll(answereval.SetHeader, "\t", "<TAB>"))
 	}
 	return evalScope(ctx, e, cfg, *file, *asJSON, *failures)

@@ -163,13 +163,30 @@ func TestEvalChatBlindSet(t *testing.T) {
 		t.Errorf("--from measured %+v, the run %+v", rep.Figures.Hover.Ratio, f.Hover.Ratio)
 	}
 
+	// Labels applied to the frozen answers: q1's label names the entry
+	// its answer cites first, q3's one no answer cites.
+	labels := filepath.Join(dir, "labels.tsv")
+	os.WriteFile(labels, []byte(answereval.LabelsHeader+"\nq1\tdirect\t"+strings.Trim(cited, "[]")+" framework:no-such-entry\tfits\nq3\tpartial\tframework:no-such-entry\tpart\nq2\tnone\t\tnothing\n"), 0o644)
+	e, out, _ = testEnv(t, nil)
+	if err := evalCommand(context.Background(), e, []string{"chat", "--from", answers, "--labels", labels, "--json"}); err != nil {
+		t.Fatal(err)
+	}
+	var labelled struct{ Labels *answereval.Labelled }
+	if err := json.Unmarshal(out.Bytes(), &labelled); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if l := labelled.Labels; l == nil || l.Labelled != 2 || l.NothingFits != 1 || l.CitesFirst != (answereval.Ratio{N: 1, Of: 2, Share: 0.5}) || l.CitesAny.N != 1 {
+		t.Errorf("labels %+v", labelled.Labels)
+	}
+
 	// The text report names every figure.
 	e, out, _ = testEnv(t, nil)
-	if err := evalCommand(context.Background(), e, []string{"chat", "--from", answers, "--ratings", ratings, "--failures"}); err != nil {
+	if err := evalCommand(context.Background(), e, []string{"chat", "--from", answers, "--ratings", ratings, "--labels", labels, "--failures"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"out of scope declined      1 of 1", "in scope wrongly declined  0 of 3", "repeated sentences", "hover-checkable citations",
-		"broken output              0 of 4", "spearman(score, useful)", "precision of high", "usefulness, in scope       3.00"} {
+		"broken output              0 of 4", "spearman(score, useful)", "precision of high", "usefulness, in scope       3.00",
+		"cites the first choice     1 of 2"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
@@ -190,6 +207,7 @@ func TestEvalChatBlindSetErrors(t *testing.T) {
 	scope := write("scope.tsv", "out\toperator\twhat rhymes with purple\n")
 	badMode := write("badmode.tsv", "id\tkind\tmode\tvertical\tfollows\tmessage\tnote\nq1\tin\tlawyer\t\t\thello\t\n")
 	stranger := write("stranger.tsv", "nobody\t3\tnot in the set\n")
+	strangerLabel := write("stranger-label.tsv", answereval.LabelsHeader+"\nnobody\tdirect\tframework:five-whys\tnot in the set\n")
 	noAnswers := write("empty.jsonl", "")
 	for _, tc := range []struct {
 		name string
@@ -202,6 +220,8 @@ func TestEvalChatBlindSetErrors(t *testing.T) {
 		{"--packet with a scope file", []string{"--file", scope, "--packet", filepath.Join(dir, "p.md")}, ""},
 		{"an unknown mode", []string{"--file", badMode}, assistant.EInvalid},
 		{"a rating of an unknown id", []string{"--file", set, "--ratings", stranger}, assistant.EInvalid},
+		{"a labels file without its header", []string{"--file", set, "--labels", stranger}, assistant.EInvalid},
+		{"a label of an unknown id", []string{"--file", set, "--labels", strangerLabel}, assistant.EInvalid},
 		{"an empty answers file", []string{"--from", noAnswers}, assistant.EInvalid},
 		{"an answers file that is not JSON", []string{"--from", set}, assistant.EInvalid},
 	} {

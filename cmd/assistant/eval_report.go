@@ -68,6 +68,20 @@ func printBlindReport(w io.Writer, rep blindReport, failures bool) {
 			p("unrated", "%s", strings.Join(r.Unrated, ", "))
 		}
 	}
+	if l := rep.Labels; l != nil {
+		fmt.Fprintln(w)
+		p("labelled", "%d (nothing fits: %d; unlabelled: %d)", l.Labelled, l.NothingFits, len(l.Unlabelled))
+		p("cites the first choice", "%s", ratioText(l.CitesFirst))
+		p("cites a labelled entry", "%s", ratioText(l.CitesAny))
+		p("cited entries labelled", "%s", ratioText(l.CitedLabelled))
+		var levels []string
+		for _, lv := range answereval.Levels {
+			if r, ok := l.CitesFirstByLevel[lv]; ok {
+				levels = append(levels, fmt.Sprintf("%s %s", lv, ratioText(r)))
+			}
+		}
+		p("first choice by level", "%s", strings.Join(levels, "; "))
+	}
 	if !failures {
 		return
 	}

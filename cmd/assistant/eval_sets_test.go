@@ -30,8 +30,8 @@ func TestEvalSetsAnswersAreCheckableAndWhole(t *testing.T) {
 	var chatSets int
 	for _, set := range sets {
 		base := filepath.Base(set)
-		if !strings.HasPrefix(base, "chat_") && !strings.HasPrefix(base, "blind_") || strings.Contains(base, ".ratings") {
-			continue // retrieval and other sets, ratings
+		if !strings.HasPrefix(base, "chat_") && !strings.HasPrefix(base, "blind_") || strings.Contains(base, ".ratings") || strings.Contains(base, ".labels") {
+			continue // retrieval and other sets, ratings, labels
 		}
 		chatSets++
 		t.Run(base, func(t *testing.T) {
