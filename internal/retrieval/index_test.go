@@ -197,3 +197,31 @@ func TestConcurrentSearchesDuringRebuilds(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestLongQueriesFavourTheEntityWrittenForTheSituation: a question that
+// describes a situation at length shares scattered words with an entity
+// that mentions them here and there, and most of its words with one
+// situation of the entity written for it; the situation lifts the second.
+// A short query is ranked on whole entities, as before.
+func TestLongQueriesFavourTheEntityWrittenForTheSituation(t *testing.T) {
+	scatter := assistant.Entity{Type: assistant.Framework, Slug: "scatter", Title: "Machine shop shift planning", Summary: "The planner of a machine shop reschedules every morning.",
+		Tags:     []string{"machine-shop", "planner", "shift", "morning"},
+		KeyIdeas: []string{"The planner reschedules the shift every morning.", "Late orders pile up when a shop runs half shifts.", "Idle machines cost the shop money every shift.", "Running a machine shop means planning every morning.", "Orders run late and machines sit idle half the day in a CNC shop."}}
+	written := assistant.Entity{Type: assistant.Framework, Slug: "written", Title: "Finite capacity scheduling", Summary: "Schedule to the capacity you have.",
+		WhenToUse: []string{"Our CNC shop is late on orders although the machines sit idle half the day.", "We promise dates without knowing the load."}}
+	// Unrelated entities, so that the words above are rare.
+	es := []assistant.Entity{scatter, written}
+	for _, topic := range []string{"pricing", "hiring", "churn", "cash", "quality", "negotiation", "onboarding", "forecasting"} {
+		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: topic, Title: topic, Summary: "About " + topic + " and how it is done.",
+			WhenToUse: []string{"We have a problem with " + topic + "."}})
+	}
+	s := retrieval.Build(1, es)
+	long := "Our CNC machine shop keeps running late on orders although the machines sit idle half the day and the planner reschedules every morning"
+	if got := tokens(s.Search(assistant.SearchQuery{Text: long, Limit: 2})); len(got) != 2 || got[0] != "framework:written" {
+		t.Errorf("long query ranked %v, want framework:written first", got)
+	}
+	short := "planner reschedules every morning"
+	if got := tokens(s.Search(assistant.SearchQuery{Text: short, Limit: 2})); len(got) == 0 || got[0] != "framework:scatter" {
+		t.Errorf("short query ranked %v, want framework:scatter first", got)
+	}
+}
