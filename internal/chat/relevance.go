@@ -44,8 +44,10 @@ import (
 //
 // The score becomes the lower of support (verified claims over claims) and
 // relevance, and the level follows the score. An answer to a message that
-// also tried to change the instructions, or to a question in another
-// language (understood only in part), is `low` at most.
+// also tried to change the instructions, to one that asked to confirm a
+// source the cited knowledge does not hold (unconfirmed: a made-up study
+// is an attempt to have the answer vouch for it), or to a question in
+// another language (understood only in part), is `low` at most.
 //
 // An answer whose verified claims together take up less than
 // partlyAddressed of the question's weighted key terms (its coverage) is
@@ -70,7 +72,7 @@ import (
 // knowledge may say true things, but nothing shows that they fit the
 // situation asked about. One it placed only with medium confidence is
 // `medium` at most: `high` promises the fit.
-func withRelevance(c verify.Confidence, r Reading, placement string, fit float64) verify.Confidence {
+func withRelevance(c verify.Confidence, r Reading, placement string, fit float64, unconfirmed bool) verify.Confidence {
 	if c.TotalClaims == 0 || !r.Scope.InScope {
 		return c
 	}
@@ -122,7 +124,7 @@ func withRelevance(c verify.Confidence, r Reading, placement string, fit float64
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
-	if lang := r.Scope.Language; r.Scope.Injection || (lang != "en" && lang != "") || placement == "low" || coverage < partlyAddressed || r.FollowUp {
+	if lang := r.Scope.Language; r.Scope.Injection || unconfirmed || (lang != "en" && lang != "") || placement == "low" || coverage < partlyAddressed || r.FollowUp {
 		c.Score = math.Min(c.Score, lowCap)
 	}
 	if r.FollowUp {

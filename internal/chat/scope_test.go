@@ -263,7 +263,8 @@ func TestNamedFrameworkLeads(t *testing.T) {
 
 // TestUnknownSourceIsNamed: asked to confirm a study the knowledge base
 // does not hold, the answer says so before what it does hold (and never
-// that it confirms it); asked about a work it holds, it does not.
+// that it confirms it), at `low` confidence at most; asked about a work it
+// holds, it does not.
 func TestUnknownSourceIsNamed(t *testing.T) {
 	s, _ := fullService(t)
 	ctx := context.Background()
@@ -275,6 +276,9 @@ func TestUnknownSourceIsNamed(t *testing.T) {
 	if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, "Marks") {
 		t.Errorf("an unknown study is not named as unknown:\n%s", r.Response)
 	}
+	if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
+		t.Errorf("an answer asked to vouch for an unknown study is %s (%.3f), want low at most", r.Confidence.Level, r.Confidence.Score)
+	}
 	r, _, err = s.Run(ctx, chat.Request{Mode: "operator",
 		Message: "Can you confirm that Goldratt's Theory of Constraints says to exploit the bottleneck before buying more capacity?"}, nil)
 	if err != nil {
@@ -282,6 +286,9 @@ func TestUnknownSourceIsNamed(t *testing.T) {
 	}
 	if strings.Contains(r.Response, "holds no source") {
 		t.Errorf("a work the knowledge base holds is called unknown:\n%s", r.Response)
+	}
+	if r.Confidence.Level != "medium" && r.Confidence.Level != "high" {
+		t.Errorf("an answer about a work the knowledge base holds is %s (%.3f), want medium or high as for any question", r.Confidence.Level, r.Confidence.Score)
 	}
 }
 

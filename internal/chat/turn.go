@@ -19,6 +19,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/llm"
+	"github.com/constraintlab/assistant/internal/tooling"
 	"github.com/constraintlab/assistant/internal/verify"
 )
 
@@ -271,6 +272,22 @@ func (s *Service) unknownTokens(ctx context.Context, message string) ([]string, 
 	return out, nil
 }
 
+// unconfirmedSource reports whether the message asked to confirm a named
+// source that none of the cited entities holds (tooling.UnconfirmedNames
+// over their title, authors and summary).
+func unconfirmedSource(r Reading, cited []assistant.Token, found map[assistant.Token]assistant.Entity) bool {
+	names := r.SourceNames()
+	if len(names) == 0 {
+		return false
+	}
+	texts := make([]string, 0, len(cited))
+	for _, t := range cited {
+		e := found[t]
+		texts = append(texts, e.Title+" "+strings.Join(e.Authors, " ")+" "+e.Summary)
+	}
+	return len(tooling.UnconfirmedNames(names, texts)) > 0
+}
+
 // finish checks the answer's citation tokens, removes invented ones (D6),
 // verifies its claims and lists the knowledge it used.
 func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, reading Reading) (Response, []assistant.Token, error) {
@@ -328,7 +345,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 		placement = ""
 	}
 	fit := situationFit(reading, tb.specific, cited, times, found)
-	conf = withRelevance(conf, reading, placement, fit)
+	conf = withRelevance(conf, reading, placement, fit, unconfirmedSource(reading, cited, found))
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok

@@ -10,6 +10,7 @@ package tooling
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // Tool names the model may call.
@@ -208,6 +209,54 @@ type Reading struct {
 	// Unknown lists citation tokens the user wrote that the knowledge
 	// base does not hold.
 	Unknown []string `json:"unknown_tokens,omitempty"`
+}
+
+// SourceNames are the names of the source the message asked to have
+// confirmed that can be looked for: four letters or more, without a
+// possessive 's, each once.
+func (r Reading) SourceNames() []string {
+	var names []string
+	for _, n := range r.Names {
+		n = strings.TrimSuffix(strings.TrimSuffix(n, "'s"), "’s")
+		if len([]rune(n)) > 3 && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// UnconfirmedNames are the source names (Reading.SourceNames) that the
+// knowledge does not confirm, given the text of each entity (its title,
+// authors and summary): the names no entity holds (the made-up study's
+// author, not the university), or all of them when each is somewhere but
+// no one entity holds them together (one name is not enough: "the 2021
+// Harvard study by Dr. Ellen Marks" is not the Harvard Negotiation
+// Project's book). nil when there is no name or one entity holds them all.
+// Names are compared without regard to case.
+func UnconfirmedNames(names, texts []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	lower := make([]string, len(texts))
+	for i, t := range texts {
+		lower[i] = strings.ToLower(t)
+	}
+	holds := func(text, name string) bool { return strings.Contains(text, strings.ToLower(name)) }
+	var missing []string
+	for _, n := range names {
+		if !slices.ContainsFunc(lower, func(text string) bool { return holds(text, n) }) {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		return missing
+	}
+	if slices.ContainsFunc(lower, func(text string) bool {
+		return !slices.ContainsFunc(names, func(n string) bool { return !holds(text, n) })
+	}) {
+		return nil // one entity holds every name
+	}
+	return names
 }
 
 // KeyTerm is one stem of what the question asks about, with its weight:

@@ -113,51 +113,19 @@ func (t turn) industryWords(words []string) []string {
 }
 
 // unconfirmedNames are the names of the source the message asked to have
-// confirmed, when no entity read holds all of them (its title, authors or
-// summary; one name is not enough: "the 2021 Harvard study by Dr. Ellen
-// Marks" is not the Harvard Negotiation Project's book): the names no
-// entity holds (the made-up study's author, not the university), or all of
-// them when each is somewhere but none holds them together. nil when the
-// message named no source or an entity holds it.
+// confirmed that no entity read confirms (tooling.UnconfirmedNames, over
+// each entity's title, authors and summary). nil when the message named no
+// source or an entity holds it.
 func (t turn) unconfirmedNames() []string {
-	names := t.sourceNames()
+	names := t.reading.SourceNames()
 	if len(names) == 0 {
 		return nil
 	}
 	texts := make([]string, len(t.entities))
 	for i, e := range t.entities {
-		texts[i] = strings.ToLower(e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary)
+		texts[i] = e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary
 	}
-	holds := func(text, name string) bool { return strings.Contains(text, strings.ToLower(name)) }
-	var missing []string
-	for _, n := range names {
-		if !slices.ContainsFunc(texts, func(text string) bool { return holds(text, n) }) {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		return missing
-	}
-	if slices.ContainsFunc(texts, func(text string) bool {
-		return !slices.ContainsFunc(names, func(n string) bool { return !holds(text, n) })
-	}) {
-		return nil // one entity holds every name
-	}
-	return names
-}
-
-// sourceNames are the names of the source the message asked to have
-// confirmed that can be looked for: four letters or more, without a
-// possessive 's.
-func (t turn) sourceNames() []string {
-	var names []string
-	for _, n := range t.reading.Names {
-		n = strings.TrimSuffix(strings.TrimSuffix(n, "'s"), "’s")
-		if len([]rune(n)) > 3 && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	return names
+	return tooling.UnconfirmedNames(names, texts)
 }
 
 // addresses reports whether a sentence the answer cites, or the title of
