@@ -1,7 +1,6 @@
 package answereval
 
 import (
-	"bufio"
 	"io"
 	"slices"
 	"strings"
@@ -41,61 +40,64 @@ const LabelsHeader = "id\tfit\ttokens\twhy"
 func ReadLabels(r io.Reader) ([]Label, error) {
 	var out []Label
 	seen := map[string]int{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line, header := 0, false
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
+	header := false
+	err := eachLine(r, func(line int, text string) error {
 		if !header {
 			if text != LabelsHeader {
-				return nil, assistant.Errorf(assistant.EInvalid, "line %d: want the header %q", line, LabelsHeader)
+				return assistant.Errorf(assistant.EInvalid, "line %d: want the header %q", line, LabelsHeader)
 			}
 			header = true
-			continue
+			return nil
 		}
-		fields := strings.Split(text, "\t")
-		if len(fields) < 3 || len(fields) > 4 {
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: want id<TAB>fit<TAB>tokens<TAB>why", line)
-		}
-		l := Label{ID: strings.TrimSpace(fields[0]), Fit: strings.TrimSpace(fields[1])}
-		if tokens := strings.Fields(fields[2]); len(tokens) > 0 {
-			l.Tokens = tokens
-		}
-		if len(fields) == 4 {
-			l.Reason = strings.TrimSpace(fields[3])
-		}
-		switch {
-		case l.ID == "":
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: the id is empty", line)
-		case l.Fit != FitDirect && l.Fit != FitPartial && l.Fit != FitNone:
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: the fit is %q; want direct, partial or none", line, l.Fit)
-		case l.Fit == FitNone && len(l.Tokens) > 0:
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: a fit of none names no token", line)
-		case l.Fit != FitNone && (len(l.Tokens) == 0 || len(l.Tokens) > 3):
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: want one to three tokens", line)
-		}
-		for _, t := range l.Tokens {
-			if _, err := assistant.ParseToken(t); err != nil {
-				return nil, assistant.Errorf(assistant.EInvalid, "line %d: %q is not a citation token (type:slug)", line, t)
-			}
+		l, err := parseLabel(text)
+		if err != nil {
+			return assistant.Errorf(assistant.EInvalid, "line %d: %s", line, assistant.ErrorMessage(err))
 		}
 		if first, ok := seen[l.ID]; ok {
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: %q is labelled already on line %d", line, l.ID, first)
+			return assistant.Errorf(assistant.EInvalid, "line %d: %q is labelled already on line %d", line, l.ID, first)
 		}
 		seen[l.ID] = line
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, assistant.Errorf(assistant.EInvalid, "no labels")
 	}
 	return out, nil
+}
+
+// parseLabel reads one line of a labels file.
+func parseLabel(text string) (Label, error) {
+	fields := strings.Split(text, "\t")
+	if len(fields) < 3 || len(fields) > 4 {
+		return Label{}, assistant.Errorf(assistant.EInvalid, "want id<TAB>fit<TAB>tokens<TAB>why")
+	}
+	l := Label{ID: strings.TrimSpace(fields[0]), Fit: strings.TrimSpace(fields[1])}
+	if tokens := strings.Fields(fields[2]); len(tokens) > 0 {
+		l.Tokens = tokens
+	}
+	if len(fields) == 4 {
+		l.Reason = strings.TrimSpace(fields[3])
+	}
+	switch {
+	case l.ID == "":
+		return l, assistant.Errorf(assistant.EInvalid, "the id is empty")
+	case l.Fit != FitDirect && l.Fit != FitPartial && l.Fit != FitNone:
+		return l, assistant.Errorf(assistant.EInvalid, "the fit is %q; want direct, partial or none", l.Fit)
+	case l.Fit == FitNone && len(l.Tokens) > 0:
+		return l, assistant.Errorf(assistant.EInvalid, "a fit of none names no token")
+	case l.Fit != FitNone && (len(l.Tokens) == 0 || len(l.Tokens) > 3):
+		return l, assistant.Errorf(assistant.EInvalid, "want one to three tokens")
+	}
+	for _, t := range l.Tokens {
+		if _, err := assistant.ParseToken(t); err != nil {
+			return l, assistant.Errorf(assistant.EInvalid, "%q is not a citation token (type:slug)", t)
+		}
+	}
+	return l, nil
 }
 
 // Labelled are the figures of a set's answers against the labels: how

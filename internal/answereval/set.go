@@ -44,36 +44,48 @@ func IsSet(first string) bool {
 func ReadSet(r io.Reader) ([]Row, error) {
 	var rows []Row
 	ids := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	line, header := 0, false
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
+	header := false
+	err := eachLine(r, func(line int, text string) error {
 		if !header {
 			if !IsSet(text) {
-				return nil, assistant.Errorf(assistant.EInvalid, "line %d: want the header row %q", line, strings.ReplaceAll(SetHeader, "\t", "<TAB>"))
+				return assistant.Errorf(assistant.EInvalid, "line %d: want the header row %q", line, strings.ReplaceAll(SetHeader, "\t", "<TAB>"))
 			}
 			header = true
-			continue
+			return nil
 		}
 		row, err := parseRow(text, ids)
 		if err != nil {
-			return nil, assistant.Errorf(assistant.EInvalid, "line %d: %s", line, assistant.ErrorMessage(err))
+			return assistant.Errorf(assistant.EInvalid, "line %d: %s", line, assistant.ErrorMessage(err))
 		}
 		ids[row.ID] = true
 		rows = append(rows, row)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, assistant.Errorf(assistant.EInvalid, "no rows after the header")
 	}
 	return rows, nil
+}
+
+// eachLine calls each with every line of r that is not blank or a #
+// comment, numbered from 1 as in the file, carriage return removed, and
+// stops at the first error it returns.
+func eachLine(r io.Reader, each func(line int, text string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(text) == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		if err := each(line, text); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // parseRow reads one row; earlier holds the ids of the rows before it.
