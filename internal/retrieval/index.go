@@ -284,16 +284,7 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 			s.postTF[at] = c.w * (bm25K1 + 1) / (c.w + norm)
 		}
 	}
-	n := float64(len(s.docs))
-	s.idf = make([]float64, numTerms)
-	for id := range s.idf {
-		list := float64(s.starts[id+1] - s.starts[id])
-		idf := math.Log((n - list + 0.5) / (list + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
-		s.idf[id] = idf
-	}
+	s.idf = inverseFrequencies(s.starts, len(s.docs))
 	s.buildSituations(b)
 	docs, lines := len(s.docs), len(s.lineEntity)
 	s.accumulators.New = func() any { return newAccumulator(docs, lines) }
@@ -347,16 +338,24 @@ func (s *Snapshot) buildSituations(b *builder) {
 			s.lineTF[at] = tc.w * (bm25K1 + 1) / (tc.w + norm)
 		}
 	}
-	n := float64(len(counts))
-	s.lineIDF = make([]float64, numTerms)
-	for id := range s.lineIDF {
-		list := float64(s.lineStarts[id+1] - s.lineStarts[id])
-		idf := math.Log((n - list + 0.5) / (list + 0.5))
+	s.lineIDF = inverseFrequencies(s.lineStarts, len(counts))
+}
+
+// inverseFrequencies is each term's BM25 inverse document frequency over n
+// documents, given the packed postings' offsets (a term's documents are
+// starts[id+1]-starts[id]); a term in half the documents or more gets a
+// small positive weight rather than none.
+func inverseFrequencies(starts []uint32, n int) []float64 {
+	out := make([]float64, len(starts)-1)
+	for id := range out {
+		list := float64(starts[id+1] - starts[id])
+		idf := math.Log((float64(n) - list + 0.5) / (list + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		s.lineIDF[id] = idf
+		out[id] = idf
 	}
+	return out
 }
 
 // builder turns an entity's fields into weighted term counts: the words of
@@ -458,15 +457,7 @@ func (b *builder) count(e *assistant.Entity) ([]termCount, int) {
 				b.addWords(part)
 			}
 		}
-		w := fieldWeights[f]
-		for j, id := range b.ids {
-			b.add(id, w)
-			for _, p := range b.phrasesByFirst[id] {
-				if j+len(p.words) <= len(b.ids) && slices.Equal(b.ids[j:j+len(p.words)], p.words) {
-					b.add(p.id, w)
-				}
-			}
-		}
+		b.addField(fieldWeights[f])
 		length += len(b.ids)
 	}
 	title, summary := [1]string{e.Title}, [1]string{e.Summary}
@@ -491,17 +482,23 @@ func (b *builder) countLine(title, line string) ([]termCount, int) {
 	for _, text := range [2]string{title, line} {
 		b.ids = b.ids[:0]
 		b.addWords(text)
-		for j, id := range b.ids {
-			b.add(id, 1)
-			for _, p := range b.phrasesByFirst[id] {
-				if j+len(p.words) <= len(b.ids) && slices.Equal(b.ids[j:j+len(p.words)], p.words) {
-					b.add(p.id, 1)
-				}
-			}
-		}
+		b.addField(1)
 		length += len(b.ids)
 	}
 	return slices.Clone(b.counts), length
+}
+
+// addField counts the words of b.ids, and the vocabulary's phrases among
+// them, w each.
+func (b *builder) addField(w float64) {
+	for j, id := range b.ids {
+		b.add(id, w)
+		for _, p := range b.phrasesByFirst[id] {
+			if j+len(p.words) <= len(b.ids) && slices.Equal(b.ids[j:j+len(p.words)], p.words) {
+				b.add(p.id, w)
+			}
+		}
+	}
 }
 
 // add counts w more of term id for the current entity.
