@@ -3,6 +3,7 @@ package chat
 import (
 	_ "embed"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -188,7 +189,8 @@ func (l wordList) matches(words, stems []string) []string {
 // AssessScope decides whether a question is in scope: it is when the words
 // that place it in running a business outweigh, by at least one, those
 // that place it elsewhere. A word that as often means something else, such
-// as "return" or "account", weighs half, and so does speaking as "we" or
+// as "return" or "account", weighs half (in full when counted: "85
+// accounts"), and so does speaking as "we" or
 // "our", the way people speak of their company. A question shaped like a programming task, a matter of
 // one's own life or a trivia question weighs two against. A question in another language is read through
 // a small glossary of business words. A follow-up that names no business
@@ -205,6 +207,22 @@ func AssessScope(question string, earlier []string) Scope {
 	return s
 }
 
+// counted reports whether a one-word phrase stands right after a number
+// of two or more ("85 accounts") among words.
+func counted(words []string, phrase string) bool {
+	if strings.Contains(phrase, " ") {
+		return false
+	}
+	for i := 1; i < len(words); i++ {
+		if words[i] == phrase {
+			if n, err := strconv.Atoi(strings.ReplaceAll(words[i-1], ",", "")); err == nil && n >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func assessText(text string) Scope {
 	lex := loadLexicon()
 	s := Scope{Language: textproc.Language(text)}
@@ -219,7 +237,11 @@ func assessText(text string) Scope {
 		stems[i] = textproc.Stem(w)
 	}
 	strong, weak := lex.business.matches(words, stems), lex.weakBusiness.matches(words, stems)
-	for _, w := range weak {
+	// Counted, such a word names what a business has ("85 accounts", "12
+	// trucks", "3 stores"), not one's own bank account or shop: it weighs
+	// in full.
+	weak = slices.DeleteFunc(weak, func(w string) bool { return counted(words, w) })
+	for _, w := range lex.weakBusiness.matches(words, stems) {
 		if !slices.Contains(strong, w) {
 			strong = append(strong, w)
 		}
