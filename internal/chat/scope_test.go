@@ -678,3 +678,16 @@ func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 		}
 	}
 }
+
+// TestSalesTermsAreNotPrivateLife: a follow-up that names a seller's
+// "breakup email" is the sales conversation it follows, not a person's
+// love life.
+func TestSalesTermsAreNotPrivateLife(t *testing.T) {
+	earlier := []string{"Had a great discovery call, sent a $45k proposal for a website rebuild, and now they've ghosted me for 2 weeks. What's a follow-up that isn't just 'checking in'?"}
+	if s := chat.AssessScope("I sent a breakup email. They replied that the CMO wants to 'revisit in Q3'. Now what?", earlier); !s.InScope {
+		t.Errorf("a breakup email read as out of scope: %+v", s)
+	}
+	if s := chat.AssessScope("My girlfriend and I had a breakup; how do I get over it?", nil); s.InScope {
+		t.Errorf("a person's breakup read as in scope: %+v", s)
+	}
+}
