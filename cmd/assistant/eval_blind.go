@@ -234,34 +234,20 @@ func measure(ctx context.Context, e env, db *backend, set string, records []answ
 	}
 	rep.Figures = answereval.Measure(answers, cards.text)
 	if opts.ratings != "" {
-		f, err := os.Open(opts.ratings)
+		rated, err := figuresFromFile(opts.ratings, answereval.ReadRatings, func(r []answereval.Rating) (answereval.Rated, error) {
+			return answereval.Rate(answers, r)
+		})
 		if err != nil {
 			return err
-		}
-		ratings, err := answereval.ReadRatings(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.ratings, err)
-		}
-		rated, err := answereval.Rate(answers, ratings)
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.ratings, err)
 		}
 		rep.Rated = &rated
 	}
 	if opts.labels != "" {
-		f, err := os.Open(opts.labels)
+		labelled, err := figuresFromFile(opts.labels, answereval.ReadLabels, func(l []answereval.Label) (answereval.Labelled, error) {
+			return answereval.LabelFigures(answers, l)
+		})
 		if err != nil {
 			return err
-		}
-		labels, err := answereval.ReadLabels(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
-		}
-		labelled, err := answereval.LabelFigures(answers, labels)
-		if err != nil {
-			return fmt.Errorf("%s: %w", opts.labels, err)
 		}
 		rep.Labels = &labelled
 	}
@@ -292,6 +278,26 @@ type cardSet struct {
 func (c cardSet) text(token string) (string, bool) {
 	t, ok := c.texts[token]
 	return t, ok
+}
+
+// figuresFromFile reads the file at path with read and takes figures from
+// what it holds; an error of either step names the file.
+func figuresFromFile[T, F any](path string, read func(io.Reader) (T, error), figures func(T) (F, error)) (F, error) {
+	var none F
+	f, err := os.Open(path)
+	if err != nil {
+		return none, err
+	}
+	v, err := read(f)
+	f.Close()
+	if err != nil {
+		return none, fmt.Errorf("%s: %w", path, err)
+	}
+	out, err := figures(v)
+	if err != nil {
+		return none, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }
 
 var citedToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)

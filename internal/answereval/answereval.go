@@ -67,6 +67,18 @@ func Declined(a Answer) bool {
 // citationToken matches a citation token as answers write it.
 var citationToken = regexp.MustCompile(`\[([a-z]+):([a-z0-9_-]+)\]`)
 
+// citedTokens lists the citation tokens a text carries (type:slug), each
+// once, in the order they first appear.
+func citedTokens(text string) []string {
+	var out []string
+	for _, m := range citationToken.FindAllStringSubmatch(text, -1) {
+		if t := m[1] + ":" + m[2]; !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // minSentenceWords is the fewest words (citation tokens removed) a
 // sentence needs to count, as for the verifier's claims: shorter fragments
 // are labels, not statements.
@@ -105,14 +117,7 @@ func sentences(text string) []sentence {
 			if len(textproc.Words(bare)) < minSentenceWords {
 				continue
 			}
-			sn := sentence{text: s, bare: bare}
-			for _, m := range citationToken.FindAllStringSubmatch(s, -1) {
-				tok := m[1] + ":" + m[2]
-				if !slices.Contains(sn.tokens, tok) {
-					sn.tokens = append(sn.tokens, tok)
-				}
-			}
-			out = append(out, sn)
+			out = append(out, sentence{text: s, bare: bare, tokens: citedTokens(s)})
 		}
 	}
 	return out

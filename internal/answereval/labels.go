@@ -129,10 +129,7 @@ type Labelled struct {
 // another set. Only in-scope answers are measured.
 func LabelFigures(answers []Answer, labels []Label) (Labelled, error) {
 	byID := make(map[string]Label, len(labels))
-	known := make(map[string]bool, len(answers))
-	for _, a := range answers {
-		known[a.ID] = true
-	}
+	known := answerIDs(answers)
 	for _, l := range labels {
 		if !known[l.ID] {
 			return Labelled{}, assistant.Errorf(assistant.EInvalid, "%q is labelled but no answer has that id", l.ID)
@@ -181,16 +178,4 @@ func LabelFigures(answers []Answer, labels []Label) (Labelled, error) {
 		out.CitesFirstByLevel[level] = ratio(c[0], c[1])
 	}
 	return out, nil
-}
-
-// citedTokens lists the citation tokens a text carries (type:slug), each
-// once, in the order they first appear.
-func citedTokens(text string) []string {
-	var out []string
-	for _, m := range citationToken.FindAllStringSubmatch(text, -1) {
-		if t := m[1] + ":" + m[2]; !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }

@@ -97,10 +97,7 @@ type Rated struct {
 // is not among the answers is an error: the file belongs to another set.
 func Rate(answers []Answer, ratings []Rating) (Rated, error) {
 	scores := make(map[string]int, len(ratings))
-	known := make(map[string]bool, len(answers))
-	for _, a := range answers {
-		known[a.ID] = true
-	}
+	known := answerIDs(answers)
 	for _, r := range ratings {
 		if !known[r.ID] {
 			return Rated{}, assistant.Errorf(assistant.EInvalid, "%q is rated but no answer has that id", r.ID)
@@ -156,6 +153,16 @@ func Rate(answers []Answer, ratings []Rating) (Rated, error) {
 	rt.Spearman = Spearman(inConfidence, inUsefulness)
 	rt.HighPrecision = ratio(highGood, high)
 	return rt, nil
+}
+
+// answerIDs is the set of the answers' ids, against which a file of
+// ratings or labels is checked to belong to the set.
+func answerIDs(answers []Answer) map[string]bool {
+	known := make(map[string]bool, len(answers))
+	for _, a := range answers {
+		known[a.ID] = true
+	}
+	return known
 }
 
 // mean is the mean of xs rounded to four places, nil when there is none.

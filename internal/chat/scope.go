@@ -236,12 +236,15 @@ func assessText(text string) Scope {
 	for i, w := range words {
 		stems[i] = textproc.Stem(w)
 	}
-	strong, weak := lex.business.matches(words, stems), lex.weakBusiness.matches(words, stems)
-	// Counted, such a word names what a business has ("85 accounts", "12
-	// trucks", "3 stores"), not one's own bank account or shop: it weighs
-	// in full.
-	weak = slices.DeleteFunc(weak, func(w string) bool { return counted(words, w) })
+	strong := lex.business.matches(words, stems)
+	halves := 0 // the weak words that weigh half
 	for _, w := range lex.weakBusiness.matches(words, stems) {
+		// Counted, such a word names what a business has ("85 accounts",
+		// "12 trucks", "3 stores"), not one's own bank account or shop: it
+		// weighs in full.
+		if !counted(words, w) {
+			halves++
+		}
 		if !slices.Contains(strong, w) {
 			strong = append(strong, w)
 		}
@@ -255,7 +258,7 @@ func assessText(text string) Scope {
 	}
 	s.Business = strong
 	s.OffTopic = lex.offTopic.matches(words, stems)
-	weight := float64(len(strong)) - float64(len(weak))/2
+	weight := float64(len(strong)) - float64(halves)/2
 	if slices.ContainsFunc(words, func(w string) bool { return w == "we" || w == "our" || w == "us" || w == "were" || w == "weve" }) {
 		weight += 0.5 // companies speak of themselves as "we"
 	}

@@ -273,8 +273,7 @@ func (s *Service) unknownTokens(ctx context.Context, message string) ([]string, 
 }
 
 // unconfirmedSource reports whether the message asked to confirm a named
-// source that none of the cited entities holds (tooling.UnconfirmedNames
-// over their title, authors and summary).
+// source that none of the cited entities holds (tooling.UnconfirmedNames).
 func unconfirmedSource(r Reading, cited []assistant.Token, found map[assistant.Token]assistant.Entity) bool {
 	names := r.SourceNames()
 	if len(names) == 0 {
@@ -283,7 +282,7 @@ func unconfirmedSource(r Reading, cited []assistant.Token, found map[assistant.T
 	texts := make([]string, 0, len(cited))
 	for _, t := range cited {
 		e := found[t]
-		texts = append(texts, e.Title+" "+strings.Join(e.Authors, " ")+" "+e.Summary)
+		texts = append(texts, tooling.SourceText(e.Title, e.Authors, e.Summary))
 	}
 	return len(tooling.UnconfirmedNames(names, texts)) > 0
 }

@@ -225,9 +225,14 @@ func (r Reading) SourceNames() []string {
 	return names
 }
 
+// SourceText is the text of an entity in which a source's names are
+// looked for (UnconfirmedNames): its title, authors and summary.
+func SourceText(title string, authors []string, summary string) string {
+	return title + " " + strings.Join(authors, " ") + " " + summary
+}
+
 // UnconfirmedNames are the source names (Reading.SourceNames) that the
-// knowledge does not confirm, given the text of each entity (its title,
-// authors and summary): the names no entity holds (the made-up study's
+// knowledge does not confirm, given each entity's SourceText: the names no entity holds (the made-up study's
 // author, not the university), or all of them when each is somewhere but
 // no one entity holds them together (one name is not enough: "the 2021
 // Harvard study by Dr. Ellen Marks" is not the Harvard Negotiation
@@ -241,18 +246,21 @@ func UnconfirmedNames(names, texts []string) []string {
 	for i, t := range texts {
 		lower[i] = strings.ToLower(t)
 	}
-	holds := func(text, name string) bool { return strings.Contains(text, strings.ToLower(name)) }
+	lowerNames := make([]string, len(names))
+	for i, n := range names {
+		lowerNames[i] = strings.ToLower(n)
+	}
 	var missing []string
-	for _, n := range names {
-		if !slices.ContainsFunc(lower, func(text string) bool { return holds(text, n) }) {
-			missing = append(missing, n)
+	for i, n := range lowerNames {
+		if !slices.ContainsFunc(lower, func(text string) bool { return strings.Contains(text, n) }) {
+			missing = append(missing, names[i])
 		}
 	}
 	if len(missing) > 0 {
 		return missing
 	}
 	if slices.ContainsFunc(lower, func(text string) bool {
-		return !slices.ContainsFunc(names, func(n string) bool { return !holds(text, n) })
+		return !slices.ContainsFunc(lowerNames, func(n string) bool { return !strings.Contains(text, n) })
 	}) {
 		return nil // one entity holds every name
 	}

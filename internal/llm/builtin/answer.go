@@ -113,9 +113,8 @@ func (t turn) industryWords(words []string) []string {
 }
 
 // unconfirmedNames are the names of the source the message asked to have
-// confirmed that no entity read confirms (tooling.UnconfirmedNames, over
-// each entity's title, authors and summary). nil when the message named no
-// source or an entity holds it.
+// confirmed that no entity read confirms (tooling.UnconfirmedNames). nil
+// when the message named no source or an entity holds it.
 func (t turn) unconfirmedNames() []string {
 	names := t.reading.SourceNames()
 	if len(names) == 0 {
@@ -123,7 +122,7 @@ func (t turn) unconfirmedNames() []string {
 	}
 	texts := make([]string, len(t.entities))
 	for i, e := range t.entities {
-		texts[i] = e.Title + " " + strings.Join(e.Authors, " ") + " " + e.Summary
+		texts[i] = tooling.SourceText(e.Title, e.Authors, e.Summary)
 	}
 	return tooling.UnconfirmedNames(names, texts)
 }
