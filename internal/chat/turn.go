@@ -343,8 +343,13 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	if tb.scope.Workspace || !tb.personaDiagnosisLeads {
 		placement = ""
 	}
-	fit := situationFit(reading, tb.specific, cited, times, found)
-	conf = withRelevance(conf, reading, placement, fit, unconfirmedSource(reading, cited, found))
+	f := fit{Situation: situationFit(reading, tb.specific, cited, times, found), Search: -1}
+	if tb.scope.InScope && conf.TotalClaims > 0 {
+		if f.Search, err = s.searchAgreement(ctx, tb.question, cited, times); err != nil {
+			return Response{}, nil, err
+		}
+	}
+	conf = withRelevance(conf, reading, placement, f, unconfirmedSource(reading, cited, found))
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok
