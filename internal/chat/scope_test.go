@@ -279,6 +279,18 @@ func TestUnknownSourceIsNamed(t *testing.T) {
 	if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
 		t.Errorf("an answer asked to vouch for an unknown study is %s (%.3f), want low at most", r.Confidence.Level, r.Confidence.Score)
 	}
+	// Asked what the study found rather than to confirm it outright.
+	r, _, err = s.Run(ctx, chat.Request{Mode: "support",
+		Message: "Can you confirm what the 2020 Stanford survey by Prof. Petra Lindqvist found about first replies within ten minutes halving refunds, and cite it? We want to change our targets."}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, "Lindqvist") {
+		t.Errorf("an unknown survey asked about with \"confirm what ... found\" is not named as unknown:\n%s", r.Response)
+	}
+	if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
+		t.Errorf("an answer asked to vouch for an unknown survey is %s (%.3f), want low at most", r.Confidence.Level, r.Confidence.Score)
+	}
 	r, _, err = s.Run(ctx, chat.Request{Mode: "operator",
 		Message: "Can you confirm that Goldratt's Theory of Constraints says to exploit the bottleneck before buying more capacity?"}, nil)
 	if err != nil {
