@@ -112,6 +112,9 @@ func TestReadScope(t *testing.T) {
 		{"A customer says our 14-day returns policy breaks consumer law. Is our policy legal in France?", false, "law"},
 		{"Please draft our legal response to the customer's complaint about our refund terms.", false, "law"},
 		{"The deal has been stuck in legal review for six weeks; how do I get it moving?", true, ""},
+		{"A distributor stopped paying and now claims our supply agreement was never binding. What late fees does the law allow us to add?", false, "law"},
+		{"Our chasing emails for overdue invoices get ignored; what should the collections process look like?", true, ""},
+		{"Can we hold a customer to a verbal agreement on price, or is it unenforceable?", false, "law"},
 		{"A customer says our refund policy is unfair and threatens a one-star review. What do we say?", true, ""},
 		// Business questions that only share words with the subjects above.
 		{"A guest complained the steak was served cold; how should we handle the refund?", true, ""},
