@@ -41,7 +41,17 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	if strings.TrimSpace(text) == "" {
 		r.Scope.InScope = false
 	}
-	if c := careTopicOf(message, lex); c != nil {
+	// The subjects declined with care are read in what is left once the
+	// attempt is out ("answer as a lawyer" orders a role; it does not ask a
+	// legal question), except that someone who may need help now (health,
+	// a crisis) is heard wherever they say it.
+	c := careTopicOf(text, lex)
+	if c == nil && r.Scope.Injection {
+		if all := careTopicOf(message, lex); all != nil && all.urgent {
+			c = all
+		}
+	}
+	if c != nil {
 		r.Scope.Care, r.Scope.CareSubject, r.Scope.CareNote, r.Scope.CareUrgent, r.Scope.InScope = c.id, c.subject, c.note, c.urgent, false
 	}
 
