@@ -75,12 +75,7 @@ func TestSearchAgreement(t *testing.T) {
 // most; an answer covering only part of the question is low at most,
 // unless the search agrees with it, and then medium at most.
 func TestAgreementScalesRelevance(t *testing.T) {
-	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
-		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
-		{Stem: "damag", Word: "damaged", Weight: 1, Specificity: 1},
-	}}
-	on := verify.Verdict{Claim: "Offer a refund for a damaged order before the customer asks.", Status: verify.Verified,
-		Citations: []string{"framework:service-recovery"}}
+	reading, on := refundQuestion()
 	half := verify.Verdict{Claim: "Offer a refund before the customer asks.", Status: verify.Verified,
 		Citations: []string{"framework:service-recovery"}}
 	with := func(v verify.Verdict, n int) verify.Confidence {

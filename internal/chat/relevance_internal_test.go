@@ -76,12 +76,7 @@ func deref(f *float64) float64 {
 // that would lift an answer into high on its own stops just below it; no
 // fit (-1) leaves the relevance as it is.
 func TestSituationFitScalesRelevance(t *testing.T) {
-	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
-		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
-		{Stem: "damag", Word: "damaged", Weight: 1, Specificity: 1},
-	}}
-	on := verify.Verdict{Claim: "Offer a refund for a damaged order before the customer asks.", Status: verify.Verified,
-		Citations: []string{"framework:service-recovery"}}
+	reading, on := refundQuestion()
 	three := verify.Confidence{Score: 1, TotalClaims: 3, VerifiedClaims: 3, Verdicts: []verify.Verdict{on, on, on}}
 	ten := verify.Confidence{Score: 1, TotalClaims: 10, VerifiedClaims: 10}
 	for range 10 {
@@ -144,4 +139,16 @@ func TestSituationFit(t *testing.T) {
 	if f := fit(map[assistant.Token]int{article.Token(): 2}); f != -1 {
 		t.Errorf("no situations: fit %v, want -1", f)
 	}
+}
+
+// refundQuestion is a question about refunding damaged orders, with two
+// key terms, and a verified cited claim that addresses both.
+func refundQuestion() (Reading, verify.Verdict) {
+	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
+		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
+		{Stem: "damag", Word: "damaged", Weight: 1, Specificity: 1},
+	}}
+	on := verify.Verdict{Claim: "Offer a refund for a damaged order before the customer asks.", Status: verify.Verified,
+		Citations: []string{"framework:service-recovery"}}
+	return reading, on
 }
