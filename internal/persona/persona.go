@@ -71,9 +71,6 @@ type Persona struct {
 	// SearchAngle is added to the search for the question, so that the
 	// knowledge found suits the persona ("" for none).
 	SearchAngle string `yaml:"search_angle"`
-	// MethodSearch, when set, is a second search for the methods of the
-	// persona's own work (a sales conversation's), read with the rest.
-	MethodSearch string `yaml:"method_search"`
 	// Archetypes are the constraints the persona's questions are usually
 	// about (catalog ids); knowledge that helps with none of them is read
 	// only when it matches the question clearly better than what does

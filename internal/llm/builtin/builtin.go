@@ -182,25 +182,11 @@ func (t turn) plan() []llm.ToolCall {
 	if !t.inScope() || t.productQuestionWithoutDocs() || len(t.entities) > 0 {
 		return nil
 	}
-	if m := t.methodQuery(); m != "" && !t.searched(m) {
-		return []llm.ToolCall{call(tooling.ToolSearch, tooling.SearchArgs{Query: m, Limit: 4})}
-	}
 	var calls []llm.ToolCall
 	for _, tok := range t.toRead() {
 		calls = append(calls, call(tooling.ToolEntity, tooling.EntityArgs{Token: tok}))
 	}
 	return calls
-}
-
-// methodQuery is the persona's search for its own methods, from the
-// question's angle: the persona's method words with the question's own,
-// so the method offered is the one that fits this question, not the same
-// one for every question. "" when the persona has no method search.
-func (t turn) methodQuery() string {
-	if t.persona.MethodSearch == "" {
-		return ""
-	}
-	return strings.TrimSpace(t.persona.MethodSearch + " " + t.reading.Search)
 }
 
 // asksQuery is, in a follow-up that says enough on its own, the search
@@ -218,10 +204,6 @@ func (t turn) asksQuery() string {
 // the earlier question's words weigh half, as they do in its key terms.
 const earlierWeight = 0.5
 
-func (t turn) searched(query string) bool {
-	return slices.ContainsFunc(t.searches, func(s searchResult) bool { return s.Query == query })
-}
-
 func (t turn) inScope() bool { return t.reading.Scope.InScope }
 
 // toRead picks the entities to read in full: up to three frameworks and
@@ -229,20 +211,15 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 // order decides, nudged towards the knowledge written for situations like
 // the question's (writtenFor) and the diagnosis's two likeliest
 // constraints; a follow-up's own search leads the whole conversation's;
-// the workspace's own knowledge that tops the search leads; the persona's
-// methods (its second search) come first when it has them.
+// the workspace's own knowledge that tops the search leads.
 func (t turn) toRead() []string {
-	var hits, methods []searchHit
-	methodQuery, asksQuery := t.methodQuery(), t.asksQuery()
+	var hits []searchHit
+	asksQuery := t.asksQuery()
 	// A follow-up's own search and the whole conversation's are merged:
 	// an entity found by both adds its scores, the conversation's at
 	// earlierWeight.
 	at := map[string]int{}
 	for _, s := range t.searches {
-		if s.Query == methodQuery {
-			methods = append(methods, s.Hits...)
-			continue
-		}
 		weight := 1.0
 		if asksQuery != "" && s.Query != asksQuery {
 			weight = earlierWeight
@@ -313,9 +290,6 @@ func (t turn) toRead() []string {
 		ranks[h.Token] = rank(h)
 	}
 	slices.SortStableFunc(hits, func(a, b searchHit) int { return cmp.Compare(ranks[b.Token], ranks[a.Token]) })
-	if len(methods) > 0 {
-		add(methods[0].Token)
-	}
 	if len(hits) > 0 {
 		add(hits[0].Token)
 	}
