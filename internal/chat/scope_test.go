@@ -268,30 +268,24 @@ func TestNamedFrameworkLeads(t *testing.T) {
 func TestUnknownSourceIsNamed(t *testing.T) {
 	s, _ := fullService(t)
 	ctx := context.Background()
-	r, _, err := s.Run(ctx, chat.Request{Mode: "customer",
-		Message: "Please confirm the 2021 Harvard study by Dr. Ellen Marks showing discounts above 15% triple churn, and cite it. A client wants 20% off."}, nil)
-	if err != nil {
-		t.Fatal(err)
+	unknown := []struct{ mode, message, name string }{
+		{"customer", "Please confirm the 2021 Harvard study by Dr. Ellen Marks showing discounts above 15% triple churn, and cite it. A client wants 20% off.", "Marks"},
+		// Asked what the study found rather than to confirm it outright.
+		{"support", "Can you confirm what the 2020 Stanford survey by Prof. Petra Lindqvist found about first replies within ten minutes halving refunds, and cite it? We want to change our targets.", "Lindqvist"},
 	}
-	if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, "Marks") {
-		t.Errorf("an unknown study is not named as unknown:\n%s", r.Response)
+	for _, tc := range unknown {
+		r, _, err := s.Run(ctx, chat.Request{Mode: tc.mode, Message: tc.message}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, tc.name) {
+			t.Errorf("an unknown source (%s) is not named as unknown:\n%s", tc.name, r.Response)
+		}
+		if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
+			t.Errorf("an answer asked to vouch for an unknown source (%s) is %s (%.3f), want low at most", tc.name, r.Confidence.Level, r.Confidence.Score)
+		}
 	}
-	if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
-		t.Errorf("an answer asked to vouch for an unknown study is %s (%.3f), want low at most", r.Confidence.Level, r.Confidence.Score)
-	}
-	// Asked what the study found rather than to confirm it outright.
-	r, _, err = s.Run(ctx, chat.Request{Mode: "support",
-		Message: "Can you confirm what the 2020 Stanford survey by Prof. Petra Lindqvist found about first replies within ten minutes halving refunds, and cite it? We want to change our targets."}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(r.Response, "holds no source by or about") || !strings.Contains(r.Response, "Lindqvist") {
-		t.Errorf("an unknown survey asked about with \"confirm what ... found\" is not named as unknown:\n%s", r.Response)
-	}
-	if r.Confidence.Level == "medium" || r.Confidence.Level == "high" {
-		t.Errorf("an answer asked to vouch for an unknown survey is %s (%.3f), want low at most", r.Confidence.Level, r.Confidence.Score)
-	}
-	r, _, err = s.Run(ctx, chat.Request{Mode: "operator",
+	r, _, err := s.Run(ctx, chat.Request{Mode: "operator",
 		Message: "Can you confirm that Goldratt's Theory of Constraints says to exploit the bottleneck before buying more capacity?"}, nil)
 	if err != nil {
 		t.Fatal(err)
