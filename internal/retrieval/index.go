@@ -180,19 +180,13 @@ type Snapshot struct {
 	byToken map[assistant.Token]uint32
 	stats   assistant.KnowledgeStats
 	terms   map[string]uint32 // stemmed word, or stemmed phrase words joined by spaces -> term id
-	starts  []uint32          // by term id, and one more: term id's postings are [starts[id], starts[id+1])
-	postDoc []uint32          // the postings' entities, ascending within a term
-	postTF  []float64         // the postings' term-frequency components
-	idf     []float64         // by term id
+	entries postings          // the entities' postings (documents are entity numbers)
 
 	// The situations index: every "When to use" line of every entity,
-	// with the entity's title, is a small document of its own, packed as
-	// the entities' postings are (see situationShare).
-	lineEntity []uint32  // by line: the entity it belongs to
-	lineStarts []uint32  // by term id, and one more, as starts
-	lineDoc    []uint32  // the postings' lines, ascending within a term
-	lineTF     []float64 // the postings' term-frequency components
-	lineIDF    []float64 // by term id, over lines
+	// with the entity's title, is a small document of its own (see
+	// situationShare), over the same term ids.
+	lines      postings // documents are line numbers
+	lineEntity []uint32 // by line: the entity it belongs to
 
 	accumulators sync.Pool // *accumulator, sized for len(docs) and len(lineEntity)
 }
@@ -252,40 +246,18 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 		}
 	}
 
-	// The packed postings: each term's run starts where the previous ends.
-	numTerms := b.numTerms
-	s.starts = make([]uint32, numTerms+1)
-	for id := 0; id < numTerms; id++ {
-		n := uint32(0)
-		if id < len(df) {
-			n = df[id]
-		}
-		s.starts[id+1] = s.starts[id] + n
-	}
-	size := s.starts[numTerms]
-	s.postDoc = make([]uint32, size)
-	s.postTF = make([]float64, size)
-
 	// Pass 2: each posting's length-normalised component, in entity order
 	// within its term. The terms are those of pass 1: the same text gives
 	// the same words.
-	avg := 1.0
-	if len(s.docs) > 0 && total > 0 {
-		avg = float64(total) / float64(len(s.docs))
-	}
-	next := slices.Clone(s.starts[:numTerms])
+	numTerms := b.numTerms
+	next := s.entries.size(df, numTerms)
+	avg := averageLength(total, len(s.docs))
 	for i := range s.docs {
 		counts, _ := b.count(&s.docs[i].entity)
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
-		for _, c := range counts {
-			at := next[c.term]
-			next[c.term]++
-			s.postDoc[at] = uint32(i)
-			s.postTF[at] = c.w * (bm25K1 + 1) / (c.w + norm)
-		}
+		s.entries.put(next, uint32(i), counts, int(lengths[i]), avg)
 	}
-	s.idf = inverseFrequencies(s.starts, len(s.docs))
-	s.buildSituations(b)
+	s.entries.weigh(len(s.docs))
+	s.buildSituations(b, numTerms)
 	docs, lines := len(s.docs), len(s.lineEntity)
 	s.accumulators.New = func() any { return newAccumulator(docs, lines) }
 	return s
@@ -297,7 +269,7 @@ func Build(version int64, entities []assistant.Entity) *Snapshot {
 // weights: a line is one field). The terms are the snapshot's, so a query
 // term has one id in both indexes; a word only lines hold cannot occur
 // (every line is also part of its entity's text).
-func (s *Snapshot) buildSituations(b *builder) {
+func (s *Snapshot) buildSituations(b *builder, numTerms int) {
 	var counts [][]termCount
 	var lengths []int
 	total := 0
@@ -311,51 +283,98 @@ func (s *Snapshot) buildSituations(b *builder) {
 			total += n
 		}
 	}
-	numTerms := len(s.idf)
 	df := make([]uint32, numTerms)
 	for _, c := range counts {
 		for _, tc := range c {
 			df[tc.term]++
 		}
 	}
-	s.lineStarts = make([]uint32, numTerms+1)
-	for id := 0; id < numTerms; id++ {
-		s.lineStarts[id+1] = s.lineStarts[id] + df[id]
-	}
-	size := s.lineStarts[numTerms]
-	s.lineDoc, s.lineTF = make([]uint32, size), make([]float64, size)
-	avg := 1.0
-	if len(counts) > 0 && total > 0 {
-		avg = float64(total) / float64(len(counts))
-	}
-	next := slices.Clone(s.lineStarts[:numTerms])
+	next := s.lines.size(df, numTerms)
+	avg := averageLength(total, len(counts))
 	for l, c := range counts {
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[l])/avg)
-		for _, tc := range c {
-			at := next[tc.term]
-			next[tc.term]++
-			s.lineDoc[at] = uint32(l)
-			s.lineTF[at] = tc.w * (bm25K1 + 1) / (tc.w + norm)
-		}
+		s.lines.put(next, uint32(l), c, lengths[l], avg)
 	}
-	s.lineIDF = inverseFrequencies(s.lineStarts, len(counts))
+	s.lines.weigh(len(counts))
 }
 
-// inverseFrequencies is each term's BM25 inverse document frequency over n
-// documents, given the packed postings' offsets (a term's documents are
-// starts[id+1]-starts[id]); a term in half the documents or more gets a
-// small positive weight rather than none.
-func inverseFrequencies(starts []uint32, n int) []float64 {
-	out := make([]float64, len(starts)-1)
-	for id := range out {
-		list := float64(starts[id+1] - starts[id])
+// postings are one index's packed BM25 postings: the documents holding
+// term id, and each one's component, are the run [starts[id],
+// starts[id+1]) of docs and tf. All terms' runs share two flat slices.
+type postings struct {
+	starts []uint32  // by term id, and one more
+	docs   []uint32  // the postings' documents, ascending within a term
+	tf     []float64 // the postings' length-normalised term-frequency components
+	idf    []float64 // by term id
+}
+
+// size lays out the runs for the document frequencies df (by term id; a
+// term past its end is in no document) of numTerms terms, each run
+// starting where the previous ends, and returns where each term's next
+// posting goes (put).
+func (p *postings) size(df []uint32, numTerms int) []uint32 {
+	p.starts = make([]uint32, numTerms+1)
+	for id := 0; id < numTerms; id++ {
+		n := uint32(0)
+		if id < len(df) {
+			n = df[id]
+		}
+		p.starts[id+1] = p.starts[id] + n
+	}
+	size := p.starts[numTerms]
+	p.docs, p.tf = make([]uint32, size), make([]float64, size)
+	return slices.Clone(p.starts[:numTerms])
+}
+
+// put writes document d's postings, its term counts over its length in
+// words against the average length; documents are put in ascending order.
+func (p *postings) put(next []uint32, d uint32, counts []termCount, length int, avg float64) {
+	norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/avg)
+	for _, c := range counts {
+		at := next[c.term]
+		next[c.term]++
+		p.docs[at] = d
+		p.tf[at] = c.w * (bm25K1 + 1) / (c.w + norm)
+	}
+}
+
+// weigh sets each term's BM25 inverse document frequency over n
+// documents; a term in half the documents or more gets a small positive
+// weight rather than none.
+func (p *postings) weigh(n int) {
+	p.idf = make([]float64, len(p.starts)-1)
+	for id := range p.idf {
+		list := float64(p.starts[id+1] - p.starts[id])
 		idf := math.Log((float64(n) - list + 0.5) / (list + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		out[id] = idf
+		p.idf[id] = idf
 	}
-	return out
+}
+
+// addTo adds term id's score to each of its documents' sums, and lists in
+// hit the documents not yet seen, marking them seen.
+func (p *postings) addTo(id uint32, sum []float64, seen []bool, hit []uint32) []uint32 {
+	idf := p.idf[id]
+	lo, hi := p.starts[id], p.starts[id+1]
+	tfs := p.tf[lo:hi]
+	for j, d := range p.docs[lo:hi] {
+		if !seen[d] {
+			seen[d] = true
+			hit = append(hit, d)
+		}
+		sum[d] += idf * tfs[j]
+	}
+	return hit
+}
+
+// averageLength is the mean length of n documents of total words, 1 when
+// there are none.
+func averageLength(total, n int) float64 {
+	if n == 0 || total == 0 {
+		return 1
+	}
+	return float64(total) / float64(n)
 }
 
 // builder turns an entity's fields into weighted term counts: the words of
@@ -589,13 +608,14 @@ type accumulator struct {
 	classSeen, seen  []bool
 	classHit, totHit []uint32
 	// line sums each situation line's score; lineHit lists the lines
-	// touched.
-	line    []float64
-	lineHit []uint32
+	// touched (lineSeen).
+	line     []float64
+	lineSeen []bool
+	lineHit  []uint32
 }
 
 func newAccumulator(n, lines int) *accumulator {
-	return &accumulator{class: make([]float64, n), total: make([]float64, n), classSeen: make([]bool, n), seen: make([]bool, n), line: make([]float64, lines)}
+	return &accumulator{class: make([]float64, n), total: make([]float64, n), classSeen: make([]bool, n), seen: make([]bool, n), line: make([]float64, lines), lineSeen: make([]bool, lines)}
 }
 
 // Search ranks the snapshot's entities for q. The query is analysed by the
@@ -634,16 +654,7 @@ func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 			if !ok {
 				continue
 			}
-			idf := s.idf[id]
-			lo, hi := s.starts[id], s.starts[id+1]
-			tfs := s.postTF[lo:hi]
-			for j, d := range s.postDoc[lo:hi] {
-				if !acc.classSeen[d] {
-					acc.classSeen[d] = true
-					acc.classHit = append(acc.classHit, d)
-				}
-				acc.class[d] += idf * tfs[j]
-			}
+			acc.classHit = s.entries.addTo(id, acc.class, acc.classSeen, acc.classHit)
 		}
 		for _, d := range acc.classHit {
 			score := acc.class[d]
@@ -754,15 +765,7 @@ func (s *Snapshot) addSituations(acc *accumulator, originals []string) {
 		if !ok {
 			continue
 		}
-		idf := s.lineIDF[id]
-		lo, hi := s.lineStarts[id], s.lineStarts[id+1]
-		tfs := s.lineTF[lo:hi]
-		for j, l := range s.lineDoc[lo:hi] {
-			if acc.line[l] == 0 {
-				acc.lineHit = append(acc.lineHit, l)
-			}
-			acc.line[l] += idf * tfs[j]
-		}
+		acc.lineHit = s.lines.addTo(id, acc.line, acc.lineSeen, acc.lineHit)
 	}
 	// The best line of each entity, kept in class (all zero between
 	// classes), and the best of all.
@@ -771,7 +774,7 @@ func (s *Snapshot) addSituations(acc *accumulator, originals []string) {
 		d := s.lineEntity[l]
 		acc.class[d] = max(acc.class[d], acc.line[l])
 		bestLine = max(bestLine, acc.line[l])
-		acc.line[l] = 0
+		acc.line[l], acc.lineSeen[l] = 0, false
 	}
 	bestTotal := 0.0
 	for _, d := range acc.totHit {
