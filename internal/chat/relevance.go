@@ -121,29 +121,12 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 		// from the question: low, not none (none is for no checkable claim).
 		relevance = math.Max(relevance, minRelevance)
 	}
+	verified := c.VerifiedClaims > 0
 	if fit := f.Situation; fit >= 0 {
-		scale := math.Sqrt(fit / fullFitAt)
-		// Compared as it will be shown (rounded), so that rounding cannot
-		// lift an answer into high either.
-		scaled := math.Round(relevance*math.Min(maxFitBoost, scale)*1000) / 1000
-		if scale > 1 && relevance < verify.HighFrom && scaled >= verify.HighFrom {
-			relevance = verify.HighFrom - 0.01 // the fit alone never makes an answer high
-		} else {
-			relevance = math.Min(1, scaled)
-		}
-		if c.VerifiedClaims > 0 {
-			relevance = math.Max(relevance, minRelevance)
-		}
+		relevance = scaled(relevance, relevance*math.Min(maxFitBoost, math.Sqrt(fit/fullFitAt)), verified)
 	}
 	if f.Search >= 0 {
-		scaled := relevance * (1 - agreementWeight + agreementWeight*f.Search) / (1 - agreementWeight + agreementWeight*agreedFrom)
-		if scaled > relevance && relevance < verify.HighFrom && math.Round(scaled*1000)/1000 >= verify.HighFrom {
-			scaled = verify.HighFrom - 0.01 // the agreement alone never makes an answer high
-		}
-		relevance = math.Min(1, scaled)
-		if c.VerifiedClaims > 0 {
-			relevance = math.Max(relevance, minRelevance)
-		}
+		relevance = scaled(relevance, relevance*(1-agreementWeight+agreementWeight*f.Search)/(1-agreementWeight+agreementWeight*agreedFrom), verified)
 	}
 	relevance = math.Round(relevance*1000) / 1000
 	c.Relevance = &relevance
@@ -161,6 +144,23 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 	}
 	c.Level = verify.Level(c.Score, c.TotalClaims)
 	return c
+}
+
+// scaled is a relevance scaled from one value to another, as it will be
+// shown (rounded) and at most 1. A raise never lifts a relevance below
+// `high` into it (it stops just below): the situation fit or the search
+// agreement alone never makes an answer high. An answer that verifies
+// anything (verified) keeps minRelevance.
+func scaled(from, to float64, verified bool) float64 {
+	shown := math.Round(to*1000) / 1000
+	if to > from && from < verify.HighFrom && shown >= verify.HighFrom {
+		shown = verify.HighFrom - 0.01
+	}
+	shown = math.Min(1, shown)
+	if verified {
+		shown = math.Max(shown, minRelevance)
+	}
+	return shown
 }
 
 // fullDepthAt is the mean share of the question's weighted key terms its
