@@ -147,6 +147,10 @@ func (s *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, l
 			pick AS (SELECT id FROM cand WHERE slot <= $2 ORDER BY next_attempt_at, id LIMIT $3)
 			UPDATE webhook_deliveries d SET lease_owner = $4, lease_until = $5, attempts = d.attempts + 1
 			FROM pick WHERE d.id = pick.id
+				-- Checked again on the row as it is when its lock is granted: another
+				-- instance's claim that committed meanwhile (the CTEs read the snapshot
+				-- from before it) must not be taken over.
+				AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until <= $1)
 			RETURNING d.id`, ts(now), perEndpoint, limit, owner, ts(now.Add(lease)))
 		if err != nil {
 			return err
