@@ -16,11 +16,12 @@ import (
 // rankingDigest is the SHA-256 of every ranking writeRankings lists, as
 // the index gave them before its postings were packed (commit 8e06805),
 // over the corpus since its tenth batch of entities, with the situations
-// of long queries counted (situationShare) and the vocabulary line for
-// abusive customers: the layout of the index may
+// of long queries counted (situationShare), the vocabulary line for
+// abusive customers and the two support cards of the eleventh batch
+// (escalating a recurring defect, extending support hours): the layout of the index may
 // change, its scores and orders may not. Content changes it, and a change
 // of how entities are scored, which says so.
-const rankingDigest = "73d7054132f1b63cb39048a637e9aed09a15a87d3e32751e0e4e05a6abdd4fa3"
+const rankingDigest = "2f6d96a7368b5746609edf91d6bd122a0a4c03c001b70858d660a00640c0ccaf"
 
 // TestRankingsUnchanged: the embedded corpus plus 2,000 synthetic
 // entities, searched with the owner questions, every embedded entity's
