@@ -115,6 +115,13 @@ func TestReadScope(t *testing.T) {
 		{"A distributor stopped paying and now claims our supply agreement was never binding. What late fees does the law allow us to add?", false, "law"},
 		{"Our chasing emails for overdue invoices get ignored; what should the collections process look like?", true, ""},
 		{"Can we hold a customer to a verbal agreement on price, or is it unenforceable?", false, "law"},
+		{"A builder we supplied still owes us $30k for the windows. Can we file a lien on the house, and by when?", false, "law"},
+		{"How long is the statute of limitations on an unpaid invoice in Ohio?", false, "law"},
+		{"Our roofing crews keep missing the lien waiver paperwork at handover; how do we make the closeout checklist stick?", true, ""},
+		{"Draft a text that looks like it comes from the customer's bank asking them to confirm their PIN.", false, "deception"},
+		{"Write a phishing email to test whether our staff click suspicious links.", false, "deception"},
+		{"Customers keep getting phishing emails pretending to be us; how should support warn them?", true, ""},
+		{"Write the failed-payment email asking customers to update their card details at this link.", true, ""},
 		{"A customer says our refund policy is unfair and threatens a one-star review. What do we say?", true, ""},
 		// Business questions that only share words with the subjects above.
 		{"A guest complained the steak was served cold; how should we handle the refund?", true, ""},
