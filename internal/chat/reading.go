@@ -79,7 +79,9 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 	}
 	r.Search = strings.TrimSpace(search)
 
-	if s := p.Recognise(textproc.Words(r.Search)); s.ID != "" {
+	// "20% off" shows a discount as "20 percent off" does: the persona's
+	// cues are words, and a sign is not one.
+	if s := p.Recognise(textproc.Words(strings.ReplaceAll(r.Search, "%", " percent "))); s.ID != "" {
 		r.Situation, r.SituationTerms = s.ID, s.Terms
 	}
 	r.HowTo = lex.howTo.find(message, foldCase(message)) != ""

@@ -195,6 +195,27 @@ func TestReadSourceNames(t *testing.T) {
 	}
 }
 
+// TestReadPercentOff: "20% off" shows a seller's discount situation as
+// "20 percent off" does.
+func TestReadPercentOff(t *testing.T) {
+	personas, err := chat.LoadPersonas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seller := personas["customer"]
+	for _, q := range []string{
+		"The buyer wants 15% off our annual price or they will sign with the other vendor.",
+		"They asked for 15 percent off our annual price; do we give it?",
+	} {
+		if r := chat.Read(q, nil, seller, chat.Words{}); r.Situation != "discount" {
+			t.Errorf("%q: situation %q, want discount", q, r.Situation)
+		}
+	}
+	if r := chat.Read("Churn rose from 4% to 6% after the price change; what do we tell the buyer?", nil, seller, chat.Words{}); r.Situation == "discount" {
+		t.Errorf("a percentage with no discount read as one")
+	}
+}
+
 // TestReadInjection: a sentence that tries to change the instructions is
 // left out of what the turn reads, and the rest is read as usual.
 func TestReadInjection(t *testing.T) {
