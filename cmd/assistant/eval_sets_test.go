@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/answereval"
+	"github.com/constraintlab/assistant/internal/testrace"
 )
 
 // TestEvalSetsAnswersAreCheckableAndWhole runs every question of every
@@ -20,7 +21,7 @@ import (
 // checkable on that token's card as /resolve returns it, and no answer
 // has an empty section, an empty quote or a bare bullet.
 func TestEvalSetsAnswersAreCheckableAndWhole(t *testing.T) {
-	if raceDetector {
+	if testrace.Enabled {
 		t.Skip("sequential turns over every eval set (about 1,400): run by make test, nothing for the race detector to find")
 	}
 	sets, err := filepath.Glob(filepath.Join("..", "..", "eval", "*.tsv"))

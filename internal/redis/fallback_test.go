@@ -14,6 +14,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/ratelimit"
 	"github.com/constraintlab/assistant/internal/redis"
+	"github.com/constraintlab/assistant/internal/testrace"
 )
 
 // decisionBudget is what a limiter decision may take with Redis dead or
@@ -24,7 +25,7 @@ import (
 // in parallel can delay by tens of milliseconds (CI saw 54 ms, and 78 ms
 // with -race, at a 50 ms budget). A hung Redis without the timeout would
 // hold a decision for as long as the test runs.
-var decisionBudget = time.Duration(raceFactor) * 100 * time.Millisecond
+const decisionBudget = testrace.Slowdown * 100 * time.Millisecond
 
 // instance is one service instance's limiters, as cmd/assistant wires
 // them: the Redis ones, each over an in-process fallback.
