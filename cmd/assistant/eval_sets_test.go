@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/answereval"
+	"github.com/constraintlab/assistant/internal/persona"
 	"github.com/constraintlab/assistant/internal/testrace"
 )
 
@@ -19,7 +21,8 @@ import (
 // turned into blind rows) through the builtin and holds its answers to
 // two promises: at least 95% of the sentences that cite a token are
 // checkable on that token's card as /resolve returns it, and no answer
-// has an empty section, an empty quote or a bare bullet.
+// has an empty section, an empty quote or a bare bullet, or only warnings
+// (pitfall sections) to say.
 func TestEvalSetsAnswersAreCheckableAndWhole(t *testing.T) {
 	if testrace.Enabled {
 		t.Skip("sequential turns over every eval set (about 1,400): run by make test, nothing for the race detector to find")
@@ -41,7 +44,8 @@ func TestEvalSetsAnswersAreCheckableAndWhole(t *testing.T) {
 				file = asBlindSet(t, set)
 			}
 			e, out, _ := testEnv(t, nil)
-			if err := evalCommand(context.Background(), e, []string{"chat", "--file", file, "--json"}); err != nil {
+			answers := filepath.Join(t.TempDir(), "answers.jsonl")
+			if err := evalCommand(context.Background(), e, []string{"chat", "--file", file, "--json", "--answers", answers}); err != nil {
 				t.Fatal(err)
 			}
 			var report struct{ Figures answereval.Figures }
@@ -54,6 +58,9 @@ func TestEvalSetsAnswersAreCheckableAndWhole(t *testing.T) {
 			}
 			if got.Broken.N > 0 {
 				t.Errorf("%d broken answers: %+v", got.Broken.N, got.BrokenAnswers)
+			}
+			for _, id := range warningsOnly(t, answers) {
+				t.Errorf("%s: the answer's only sections are warnings", id)
 			}
 		})
 	}
@@ -89,6 +96,51 @@ func asBlindSet(t *testing.T, path string) string {
 	out := filepath.Join(t.TempDir(), "set.tsv")
 	if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// warningsOnly lists the answers of an --answers file whose every section
+// is one of their persona's pitfall sections: a list of what not to do,
+// with nothing found or to do, reads as a broken answer.
+func warningsOnly(t *testing.T, path string) []string {
+	t.Helper()
+	personas, err := persona.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		var a struct {
+			ID       string
+			Mode     string
+			Response struct{ Response string }
+		}
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatal(err)
+		}
+		warnings := map[string]bool{}
+		for _, s := range personas[a.Mode].Sections {
+			if slices.Equal(s.Fill, []string{"pitfalls"}) {
+				warnings[s.Heading] = true
+			}
+		}
+		sections, warned := 0, 0
+		for l := range strings.Lines(a.Response.Response) {
+			if h, ok := strings.CutPrefix(strings.TrimSpace(l), "## "); ok {
+				sections++
+				if warnings[h] {
+					warned++
+				}
+			}
+		}
+		if sections > 0 && warned == sections {
+			out = append(out, a.ID)
+		}
 	}
 	return out
 }

@@ -42,7 +42,10 @@ func (t turn) compose() string {
 	// its frameworks' steps answer even when they share few words with
 	// the question (the confidence still says how little they share).
 	addressed := relevance >= nearestBelow || t.diagnosisLeads()
-	if len(p.chosen) < 2 || !addressed {
+	// Warnings alone (pitfalls, with nothing found or to do) tell the
+	// user what not to do about a question the knowledge does not answer.
+	warnsOnly := !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.kind != "pitfall" })
+	if len(p.chosen) < 2 || !addressed || warnsOnly {
 		return t.nearest(p)
 	}
 	var b strings.Builder

@@ -26,6 +26,25 @@ var yearPattern = regexp.MustCompile(`\b(1[5-9]|20)\d\d\b`)
 // card, not the reader's business.
 var aboutTheWork = regexp.MustCompile(`^(The|This|In the|Their|His|Her) (book|paper|article|essay|post|authors?|study|studies)\b|^(For|To) [^,]{3,140}, ((the|this) (book|paper|article|essay|post|study|review|practice|framework|method|model|theory|blueprint|work)|it \w+)\b|^The (practice|framework|method|model) is common\b|\brather than one author.s\b|\b(coined|populari[sz]ed|popularisation|popularization|originated)\b|\b(work|idea) of (one|a single) (author|person)\b|\bno single (author|originating)\b|\bthat (book|paper|article|essay|post|study)\b|\b(could not be confirmed|is left empty|are left empty)\b`)
 
+// authorAtWork reports whether a sentence has one of the work's authors
+// (by surname) going about the work: "Gurley reviews platforms across
+// several industries", "Porter uses Southwest Airlines ... to show". It
+// describes the work, like aboutTheWork's sentences.
+func authorAtWork(authors []string, text string) bool {
+	first, rest, ok := strings.Cut(text, " ")
+	if !ok || !slices.ContainsFunc(authors, func(a string) bool {
+		f := strings.Fields(a)
+		return len(f) > 0 && f[len(f)-1] == first
+	}) {
+		return false
+	}
+	return authorGoesAbout.MatchString(rest)
+}
+
+// authorGoesAbout finds what follows an author's name in a sentence about
+// how the work goes about its subject (authorAtWork).
+var authorGoesAbout = regexp.MustCompile(`^(reviews|walks through|surveys|examines|recounts|draws (on|examples))\b|^uses [^.]{3,120}? to (show|explain|illustrate)\b`)
+
 // danglingOpener finds a sentence that opens by pointing back at the one
 // before it ("It...", "They...", "All three...", "This approach...", "The
 // result...", "Each group...", "Hotels also...", "For an owner ..., it
@@ -139,7 +158,7 @@ func sentences(e *entityResult) []sentence {
 	out := make([]sentence, 0, len(e.KeyIdeas)+len(e.WhenToUse)+len(summary)+len(e.Pitfalls))
 	addOne := func(kind, s string) {
 		s = strings.TrimSpace(s)
-		if a := analyse(s); a.words >= 5 && !(kind == "summary" && a.history) {
+		if a := analyse(s); a.words >= 5 && !(kind == "summary" && (a.history || authorAtWork(e.Authors, s))) {
 			out = append(out, sentence{entity: e, text: s, analysis: a, kind: kind})
 		}
 	}

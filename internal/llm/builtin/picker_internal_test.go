@@ -294,3 +294,40 @@ func TestStepsComeFromTheBestFew(t *testing.T) {
 		t.Errorf("once the first has said its step, steps from %v, want %s", got, want)
 	}
 }
+
+// TestSentencesAboutTheWorkAreNotQuoted: a summary sentence in which an
+// author goes about the work ("Gurley reviews platforms...") describes the
+// card, not the reader's business, and is not offered for quoting; one
+// that merely opens with a name or the same verb stays.
+func TestSentencesAboutTheWorkAreNotQuoted(t *testing.T) {
+	e := &entityResult{
+		Token:   "essay:example",
+		Title:   "Example essay",
+		Authors: []string{"Bill Gurley"},
+		Summary: "The essay asks how much a platform should keep from each sale. " +
+			"Gurley reviews platforms across several industries to show the pattern. " +
+			"Gurley uses three marketplaces to show how a high fee invites rivals. " +
+			"A lean fee makes a platform hard to displace for years. " +
+			"Weekly reviews of the fee catch rivals entering underneath it.",
+	}
+	got := map[string]bool{}
+	for _, s := range sentences(e) {
+		got[s.text] = true
+	}
+	for _, gone := range []string{
+		"Gurley reviews platforms across several industries to show the pattern.",
+		"Gurley uses three marketplaces to show how a high fee invites rivals.",
+	} {
+		if got[gone] {
+			t.Errorf("%q offered for quoting", gone)
+		}
+	}
+	for _, kept := range []string{
+		"A lean fee makes a platform hard to displace for years.",
+		"Weekly reviews of the fee catch rivals entering underneath it.",
+	} {
+		if !got[kept] {
+			t.Errorf("%q not offered", kept)
+		}
+	}
+}
