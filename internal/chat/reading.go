@@ -238,12 +238,20 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	var out []tooling.KeyTerm
 	seen := map[string]bool{}
 	related := knowledge.DefaultVocabulary().Related(text)
+	// The words someone is quoted as saying ("we need to think about it")
+	// are what the question is about, however vague each is alone.
+	quoted := map[string]bool{}
+	for _, m := range quotedSpeech.FindAllStringSubmatch(text, -1) {
+		for _, w := range textproc.Words(m[2]) {
+			quoted[textproc.Stem(w)] = true
+		}
+	}
 	for _, w := range textproc.Words(text) {
 		if textproc.IsStopWord(w) || len(w) < 3 || strings.IndexFunc(w, unicode.IsLetter) < 0 || quantity(w) {
 			continue
 		}
 		st := textproc.Stem(w)
-		if seen[st] || lex.vague[st] || slices.Contains(tried, st) {
+		if seen[st] || lex.vague[st] && !quoted[st] || slices.Contains(tried, st) {
 			continue
 		}
 		seen[st] = true
@@ -262,6 +270,11 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	}
 	return out
 }
+
+// quotedSpeech finds a span in quotation marks: an opening mark after a
+// space or the start, a closing one before a space, punctuation or the
+// end, so the apostrophe of "don't" opens or closes nothing.
+var quotedSpeech = regexp.MustCompile(`(^|[\s(])['‘"“]([^'’"”\n]{3,100})['’"”]($|[\s.,!?;:)])`)
 
 // quantity reports whether a word is a number with a unit or an ordinal
 // ("40k", "2x", "3rd", "1990s", "9am"): it places the question but is

@@ -326,3 +326,39 @@ func TestKeyTermImportance(t *testing.T) {
 		t.Errorf("addressing only the common word: share %.2f, missing %v", share, missing)
 	}
 }
+
+// TestReadQuotedWords: the words someone is quoted as saying are key
+// terms however vague each is alone ("think", "need"); the same words
+// outside quotation marks, and an apostrophe inside a word, are read as
+// usual.
+func TestReadQuotedWords(t *testing.T) {
+	personas, err := chat.LoadPersonas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seller := personas["customer"]
+	stems := func(q string) []string {
+		var out []string
+		for _, k := range chat.Read(q, nil, seller, chat.Words{}).KeyTerms {
+			out = append(out, k.Stem)
+		}
+		return out
+	}
+	for _, q := range []string{
+		`The buyer ended the demo with "we need to think about it". What now?`,
+		`The buyer ended the demo with 'we need to think about it'. What now?`,
+		"The buyer ended the demo with “we need to think about it”. What now?",
+	} {
+		if got := stems(q); !slices.Contains(got, "think") {
+			t.Errorf("%q: key terms %v, want the quoted words", q, got)
+		}
+	}
+	for _, q := range []string{
+		"I think the buyer ended the demo early. What now?",
+		"I don't think the buyer's boss liked the demo. What now?",
+	} {
+		if got := stems(q); slices.Contains(got, "think") {
+			t.Errorf("%q: key terms %v hold a vague word outside quotes", q, got)
+		}
+	}
+}
