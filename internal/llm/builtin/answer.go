@@ -620,10 +620,9 @@ func (t turn) searchRankCredit(token string) float64 {
 	return 0
 }
 
-// searchRankWeight is what the search's ranking counts for in a
-// framework's fit (two packets of 40 answers rated blind in pairs went
-// from 2.45 to 2.65 and from 2.33 to 2.55 with it; docs/evaluation.md,
-// "Fifteenth session").
+// searchRankWeight is what the search's ranking counts for in the order
+// of the frameworks that fit (40 answers rated blind in pairs went from
+// 2.50 to 2.77 with it; docs/evaluation.md, "Fifteenth session").
 const searchRankWeight = 0.15
 
 // situationFitWeight is what the situation's share counts for in a
