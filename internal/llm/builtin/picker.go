@@ -200,6 +200,10 @@ type picker struct {
 	// (a subset of used): a later step of a sequence may follow one of
 	// them, since the user has it just above.
 	earlier map[string]bool
+	// said holds the terms of the sentences of the conversation's earlier
+	// answers: a sentence that says one of them again in other words is
+	// not offered either.
+	said [][]string
 	// avoid holds stems of what was already tried: a sentence that is
 	// mostly about it is not offered again.
 	avoid map[string]bool
@@ -259,8 +263,11 @@ func (t turn) newPicker() *picker {
 			key := analyse(line).key
 			p.used[key], p.earlier[key] = true, true
 			for _, s := range textproc.Sentences(line) {
-				key := analyse(s).key
-				p.used[key], p.earlier[key] = true, true
+				a := analyse(s)
+				p.used[a.key], p.earlier[a.key] = true, true
+				if len(a.terms) > 0 {
+					p.said = append(p.said, a.terms)
+				}
 			}
 		}
 	}
@@ -495,6 +502,9 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 			}
 			if slices.ContainsFunc(p.chosen, func(s sentence) bool { return nearlySame(s.terms, c.terms) }) {
 				continue // says again what the answer already says, in other words
+			}
+			if slices.ContainsFunc(p.said, func(terms []string) bool { return nearlySame(terms, c.terms) }) {
+				continue // says again what an earlier answer said, in other words
 			}
 			if c.follows != "" && (c.leansBack() || !p.earlier[c.follows]) && !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.key == c.follows }) {
 				// A later step of a sequence, out of its context: the step

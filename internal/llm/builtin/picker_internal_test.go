@@ -331,3 +331,30 @@ func TestSentencesAboutTheWorkAreNotQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpDoesNotRestateAnEarlierAnswer: in a later turn, a sentence
+// that says again in other words what an earlier answer of the
+// conversation said is not offered; one that says something new is.
+func TestFollowUpDoesNotRestateAnEarlierAnswer(t *testing.T) {
+	earlier := "## Why it binds\n- Utilization factor: a resource at 80% load has a factor of 4, at 90% it is 9, and at 95% it is 19, so the last few points of busyness multiply queues [framework:kingman].\n"
+	e := &entityResult{
+		Token: "framework:example",
+		Title: "Example constraint method",
+		KeyIdeas: []string{
+			"Queueing theory explains why: at 80% load a resource's utilization factor is 4, at 90% it is 9 and at 95% it is 19, so the last few points of busyness at the constraint multiply queues.",
+			"Move inspection next to the busiest resource so that its queues are checked before they reach it.",
+		},
+	}
+	p := turn{previous: []string{earlier}}.newPicker()
+	p.terms["queue"], p.terms["resourc"] = 1, 1
+	got := map[string]bool{}
+	for _, s := range p.pick([]*entityResult{e}, 10, pickRule{loose: true, least: minOverlap}, "idea") {
+		got[s.text] = true
+	}
+	if got[e.KeyIdeas[0]] {
+		t.Errorf("a restatement of the earlier answer is offered again")
+	}
+	if !got[e.KeyIdeas[1]] {
+		t.Errorf("a new sentence is not offered: %v", got)
+	}
+}
