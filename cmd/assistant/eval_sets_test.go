@@ -100,40 +100,43 @@ func asBlindSet(t *testing.T, path string) string {
 	return out
 }
 
-// warningsOnly lists the answers of an --answers file whose every section
-// is one of their persona's pitfall sections: a list of what not to do,
-// with nothing found or to do, reads as a broken answer.
+// warningsOnly lists the answers of an --answers file (read as --from
+// reads it, readAnswers) whose every section is one of their persona's
+// pitfall sections: a list of what not to do, with nothing found or to do,
+// reads as a broken answer.
 func warningsOnly(t *testing.T, path string) []string {
 	t.Helper()
 	personas, err := persona.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(path)
+	warnings := map[string]bool{} // "mode\x00heading" of each persona's pitfall sections
+	for mode, p := range personas {
+		for _, s := range p.Sections {
+			if slices.Equal(s.Fill, []string{"pitfalls"}) {
+				warnings[mode+"\x00"+s.Heading] = true
+			}
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := readAnswers(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for line := range strings.Lines(string(data)) {
-		var a struct {
-			ID       string
-			Mode     string
-			Response struct{ Response string }
-		}
-		if err := json.Unmarshal([]byte(line), &a); err != nil {
-			t.Fatal(err)
-		}
-		warnings := map[string]bool{}
-		for _, s := range personas[a.Mode].Sections {
-			if slices.Equal(s.Fill, []string{"pitfalls"}) {
-				warnings[s.Heading] = true
-			}
+	for _, a := range records {
+		if a.Response == nil {
+			continue // a failed turn has no sections
 		}
 		sections, warned := 0, 0
 		for l := range strings.Lines(a.Response.Response) {
 			if h, ok := strings.CutPrefix(strings.TrimSpace(l), "## "); ok {
 				sections++
-				if warnings[h] {
+				if warnings[a.Mode+"\x00"+h] {
 					warned++
 				}
 			}
