@@ -66,6 +66,8 @@ func TestReadScope(t *testing.T) {
 		{"Customers say the arm of our office chair feels loose after a month; how should support handle the returns?", true, ""},
 		{"A picker sliced his hand on a box cutter and it is bleeding through the bandage; can he finish the shift?", false, "health"},
 		{"We are bleeding cash on the second site and bleeding customers to a cheaper rival; what do we fix first?", true, ""},
+		{"Sole trader here: can I write off my van and the phone I use for jobs this year?", false, "tax"},
+		{"A customer owes us $6k from last year; should we write off the invoice and stop chasing?", true, ""},
 		{"One of my warehouse guys says his lower back has hurt since he lifted a pallet on Tuesday and now his leg feels numb. What stretches should he do?", false, "health"},
 		{"One of my support agents says the wrist pain from typing all day is getting worse. What stretches or painkillers should she take so her ticket throughput doesn't drop?", false, "health"},
 		{"We sell ergonomic chairs that relieve back pain; how do we price the new model against imports?", true, ""},
