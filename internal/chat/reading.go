@@ -242,7 +242,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	// are what the question is about, however vague each is alone.
 	quoted := map[string]bool{}
 	for _, m := range quotedSpeech.FindAllStringSubmatch(text, -1) {
-		for _, w := range textproc.Words(m[2]) {
+		for _, w := range textproc.Words(m[2] + m[3]) {
 			quoted[textproc.Stem(w)] = true
 		}
 	}
@@ -273,8 +273,11 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 
 // quotedSpeech finds a span in quotation marks: an opening mark after a
 // space or the start, a closing one before a space, punctuation or the
-// end, so the apostrophe of "don't" opens or closes nothing.
-var quotedSpeech = regexp.MustCompile(`(^|[\s(])['‘"“]([^'’"”\n]{3,100})['’"”]($|[\s.,!?;:)])`)
+// end, so the apostrophe of "don't" opens or closes nothing. Inside
+// double marks anything but a double mark goes (group 2); inside single
+// marks an apostrophe goes only between two letters ('we're fine',
+// group 3).
+var quotedSpeech = regexp.MustCompile(`(^|[\s(])(?:["“]([^"”\n]{3,100})["”]|['‘]((?:[^'’"”\n]|\pL['’]\pL){3,100})['’])($|[\s.,!?;:)])`)
 
 // quantity reports whether a word is a number with a unit or an ordinal
 // ("40k", "2x", "3rd", "1990s", "9am"): it places the question but is

@@ -358,6 +358,9 @@ func TestReadQuotedWords(t *testing.T) {
 		`The buyer ended the demo with "we need to think about it". What now?`,
 		`The buyer ended the demo with 'we need to think about it'. What now?`,
 		"The buyer ended the demo with “we need to think about it”. What now?",
+		`The buyer ended the demo with "we'll think about it". What now?`,
+		`The buyer ended the demo with 'we'll think about it'. What now?`,
+		"The buyer ended the demo with ‘we’ll think about it’. What now?",
 	} {
 		if got := stems(q); !slices.Contains(got, "think") {
 			t.Errorf("%q: key terms %v, want the quoted words", q, got)
@@ -366,6 +369,7 @@ func TestReadQuotedWords(t *testing.T) {
 	for _, q := range []string{
 		"I think the buyer ended the demo early. What now?",
 		"I don't think the buyer's boss liked the demo. What now?",
+		"The buyers' boss didn't think the demo was 'relevant'. What now?",
 	} {
 		if got := stems(q); slices.Contains(got, "think") {
 			t.Errorf("%q: key terms %v hold a vague word outside quotes", q, got)

@@ -125,8 +125,8 @@ func TestConfidenceCountsEveryClaim(t *testing.T) {
 }
 
 // TestWeakMatchIsHedged: a business question in another language is
-// understood in part; the answer says so and its confidence is low, not
-// high.
+// understood in part; the answer says so, first in the asker's language,
+// and its confidence is low, not high.
 func TestWeakMatchIsHedged(t *testing.T) {
 	s, db := fullService(t)
 	r, _, err := s.Run(context.Background(), chat.Request{Message: "Unsere Kunden kündigen nach drei Monaten, was sollen wir tun?", Mode: "success"}, nil)
@@ -136,6 +136,9 @@ func TestWeakMatchIsHedged(t *testing.T) {
 	checkResponse(t, db, r)
 	if !strings.Contains(r.Response, "I answer in English") {
 		t.Errorf("the answer does not say it answers in English:\n%s", r.Response)
+	}
+	if !strings.HasPrefix(r.Response, "Ich kann nur auf Englisch antworten") {
+		t.Errorf("the answer does not first say so in German:\n%s", r.Response)
 	}
 	if r.Confidence.Level == "high" || r.Confidence.Level == "medium" {
 		t.Errorf("confidence %s for a question understood in part", r.Confidence.Level)

@@ -175,6 +175,16 @@ func TestQueryTermsDropSyntax(t *testing.T) {
 	}
 }
 
+// TestQueryTermsDropBareNumbers: the asker's figures are not searched; a
+// number with letters is a name and is.
+func TestQueryTermsDropBareNumbers(t *testing.T) {
+	got := knowledge.QueryTerms("We have 9 product ideas, 4 engineers and 1,200 b2b clients in Q4 2026")
+	want := "product ideas engineers b2b clients q4"
+	if strings.Join(got, " ") != want {
+		t.Errorf("QueryTerms = %q, want %q", got, want)
+	}
+}
+
 // TestVocabularyPhrasings: the everyday phrases of several words found in a
 // text, stemmed, once each; single words are not phrasings.
 func TestVocabularyPhrasings(t *testing.T) {

@@ -158,6 +158,9 @@ func (t turn) preface(b *strings.Builder) {
 		fmt.Fprintf(b, "The knowledge base holds no source by or about %s, so I cannot confirm or cite it; here is what it does hold:\n\n", quoteList(names[:min(3, len(names))]))
 	}
 	if lang := r.Scope.Language; lang != "en" && lang != "" {
+		if notice, ok := englishOnly[lang]; ok {
+			fmt.Fprintf(b, "%s; %s:\n\n", notice.only, notice.next)
+		}
 		b.WriteString("I answer in English")
 		if len(r.Scope.Understood) > 0 {
 			fmt.Fprintf(b, ", and I read your message as being about %s", strings.Join(r.Scope.Understood, ", "))
@@ -167,6 +170,19 @@ func (t turn) preface(b *strings.Builder) {
 	if r.Tried {
 		b.WriteString("Leaving aside what you have already tried, here is what comes next:\n\n")
 	}
+}
+
+// englishOnly says, in each language textproc.Language recognises, that
+// the answer is in English (only) and, for an answer, what follows it
+// (next): a reader who wrote in that language learns it before the English
+// begins. Neither asserts anything of the knowledge.
+var englishOnly = map[string]struct{ only, next string }{
+	"es": {"Solo puedo responder en inglés", "a continuación, lo que la base de conocimientos tiene sobre su pregunta"},
+	"fr": {"Je ne peux répondre qu'en anglais", "voici ce que la base de connaissances contient sur votre question"},
+	"de": {"Ich kann nur auf Englisch antworten", "hier folgt, was die Wissensbasis zu Ihrer Frage enthält"},
+	"it": {"Posso rispondere solo in inglese", "ecco che cosa contiene la base di conoscenza sulla sua domanda"},
+	"pt": {"Só consigo responder em inglês", "a seguir, o que a base de conhecimento tem sobre a sua pergunta"},
+	"nl": {"Ik kan alleen in het Engels antwoorden", "hieronder staat wat de kennisbank over uw vraag bevat"},
 }
 
 // heading is the section's heading, with the diagnosed constraint where
@@ -437,6 +453,9 @@ func (t turn) decline() string {
 			b.WriteString(s.CareNote + " ")
 		}
 	case s.Language != "en" && s.Language != "":
+		if notice, ok := englishOnly[s.Language]; ok {
+			b.WriteString(notice.only + ". ")
+		}
 		b.WriteString("I answer in English, and I could not find a business question in your message that I can help with. ")
 	default:
 		b.WriteString("That is outside what I can help with, so I will not guess at it. ")
