@@ -10,6 +10,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/textproc"
 	"github.com/constraintlab/assistant/internal/tooling"
+	"github.com/constraintlab/assistant/internal/verify"
 )
 
 // Reading is the turn's one reading of the question (internal/tooling).
@@ -266,7 +267,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 		if words.Specificity != nil {
 			specificity = math.Round(words.Specificity(st)*1000) / 1000
 		}
-		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Names: names, Related: related[st]})
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Names: names, Related: related[st], Forms: verify.RelatedForms(st)})
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/textproc"
+	"github.com/constraintlab/assistant/internal/tooling"
 )
 
 func operator(t *testing.T) chat.Persona {
@@ -68,6 +70,11 @@ func TestReadScope(t *testing.T) {
 		{"We are bleeding cash on the second site and bleeding customers to a cheaper rival; what do we fix first?", true, ""},
 		{"Sole trader here: can I write off my van and the phone I use for jobs this year?", false, "tax"},
 		{"A customer owes us $6k from last year; should we write off the invoice and stop chasing?", true, ""},
+		{"My output has collapsed: I feel hopeless most days and have stopped enjoying anything outside work. Which planning method gets me back on track?", false, "health"},
+		{"Our sales lead says he can't get out of bed before noon any more and has lost all interest in everything; how do I cover his pipeline?", false, "health"},
+		{"I feel hopeless about our Q3 pipeline; how do we fill it by September?", true, ""},
+		{"Write me a Python script that emails every churned customer a discount code from our Stripe export.", false, "code"},
+		{"Which script should our agents use when a customer threatens to cancel?", true, ""},
 		{"One of my warehouse guys says his lower back has hurt since he lifted a pallet on Tuesday and now his leg feels numb. What stretches should he do?", false, "health"},
 		{"One of my support agents says the wrist pain from typing all day is getting worse. What stretches or painkillers should she take so her ticket throughput doesn't drop?", false, "health"},
 		{"We sell ergonomic chairs that relieve back pain; how do we price the new model against imports?", true, ""},
@@ -341,6 +348,34 @@ func TestKeyTermImportance(t *testing.T) {
 // terms however vague each is alone ("think", "need"); the same words
 // outside quotation marks, and an apostrophe inside a word, are read as
 // usual.
+// TestKeyTermsMeetTheirOtherForms: a key term is addressed by text that
+// holds it in another part of speech ("decision" by "decides"), fully, as
+// the verifier's word forms relate them; a word of another family is not.
+func TestKeyTermsMeetTheirOtherForms(t *testing.T) {
+	personas, err := chat.LoadPersonas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chat.Read("The owner keeps postponing the decision.", nil, personas["customer"], chat.Words{})
+	decides := textproc.Stem("decides")
+	var decision *tooling.KeyTerm
+	for i, k := range r.KeyTerms {
+		if k.Word == "decision" {
+			decision = &r.KeyTerms[i]
+		}
+	}
+	if decision == nil || !slices.Contains(decision.Forms, decides) {
+		t.Fatalf("key terms %+v: want \"decision\" with the form %q", r.KeyTerms, decides)
+	}
+	only := tooling.Reading{KeyTerms: []tooling.KeyTerm{*decision}}
+	if got := only.AddressedShare(func(stem string) bool { return stem == decides }); got != 1 {
+		t.Errorf("text holding %q addresses %.2f of \"decision\", want 1", decides, got)
+	}
+	if got := only.AddressedShare(func(stem string) bool { return stem == textproc.Stem("delay") }); got != 0 {
+		t.Errorf("text holding \"delay\" addresses %.2f of \"decision\", want 0", got)
+	}
+}
+
 func TestReadQuotedWords(t *testing.T) {
 	personas, err := chat.LoadPersonas()
 	if err != nil {

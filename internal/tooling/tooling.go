@@ -289,6 +289,10 @@ type KeyTerm struct {
 	// speaks to the term in the knowledge base's words, and counts for
 	// half of it (relatedCredit).
 	Related [][]string `json:"related,omitempty"`
+	// Forms are the stems of the word's derivationally related forms
+	// ("decid" for "decision"): text that holds one speaks to the term
+	// in another part of speech, and counts for all of it.
+	Forms []string `json:"forms,omitempty"`
 }
 
 // What a key term names, and the weight each starts with.
@@ -304,10 +308,11 @@ const (
 // one of its related concept phrases, and not the term itself, counts for.
 const relatedCredit = 0.5
 
-// holds reports how fully has finds the term: 1 for its stem, relatedCredit
+// holds reports how fully has finds the term: 1 for its stem or one of its
+// forms, relatedCredit
 // for all the stems of one of its related phrases, else 0.
 func (k KeyTerm) holds(has func(stem string) bool) float64 {
-	if has(k.Stem) {
+	if has(k.Stem) || slices.ContainsFunc(k.Forms, has) {
 		return 1
 	}
 	for _, phrase := range k.Related {

@@ -32,6 +32,11 @@ func loadWordForms() {
 	}
 }
 
+// RelatedForms returns the stems of the forms derivationally related to
+// stem ("decis" for "decid": decide, decision), nil when it has none. The
+// slice is shared: do not modify it.
+func RelatedForms(stem string) []string { return relatedForms(stem) }
+
 // relatedForms returns the stems of the forms derivationally related to
 // stem, nil when it has none.
 func relatedForms(stem string) []string {
