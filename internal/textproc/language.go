@@ -167,6 +167,17 @@ var glossary = func() map[string]string {
 		"restaurant":   "restaurante restaurantes ristorante ristoranti",
 		"clinic":       "clínica clínicas clinique cliniques klinik kliniken praxis clinica cliniche",
 		"stockout":     "agotado agotados agotada agotadas épuisé épuisés rupture ausverkauft esaurito esauriti esgotado esgotados uitverkocht",
+		"raise":        "subir subo subimos aumentar augmenter augmente augmentation erhöhen erhöhe erhöhung aumentare aumentiamo aumento verhogen verhoging",
+		"expansion":    "expansión expansão espansione erweiterung ampliación ampliação uitbreiding expansion",
+		"follow up":    "relancer relance seguimiento nachfassen nachhaken sollecitare sollecito acompanhamento opvolgen",
+		"quarter":      "trimestre trimestres quartal quartals kwartaal",
+		"pushy":        "insistente insistentes insistant insistante aufdringlich opdringerig",
+		"product":      "producto productos produit produits produkt produkte prodotto prodotti produto produtos",
+		"uses":         "usa usan utiliza utilizam utilise utilisent nutzt utilizza usano gebruikt",
+		"threatens":    "amenaza amenazan menace menacent droht drohen minaccia minacciano ameaça ameaçam dreigt",
+		"complains":    "quejan reclama reclaman plaint plaignent beschwert beschweren lamenta lamentano reclamam klaagt",
+		"ingredients":  "harina farine mehl farina farinha meel ingredientes ingrédients zutaten ingredienti",
+		"regulars":     "habituales habitués stammkunden abituali habituais",
 	}
 	m := map[string]string{}
 	for en, list := range lists {

@@ -309,8 +309,8 @@ const (
 const relatedCredit = 0.5
 
 // holds reports how fully has finds the term: 1 for its stem or one of its
-// forms, relatedCredit
-// for all the stems of one of its related phrases, else 0.
+// forms, relatedCredit for all the stems of one of its related phrases,
+// else 0.
 func (k KeyTerm) holds(has func(stem string) bool) float64 {
 	if has(k.Stem) || slices.ContainsFunc(k.Forms, has) {
 		return 1
