@@ -71,6 +71,36 @@ var rubricCases = []struct {
 	{"operator", "Nobody good applies to our job ads and the last two hires left within three months.", []string{"hiring-talent"}},
 }
 
+// nothingClose opens an answer whose cited sentences hardly address the
+// question: what follows is the nearest the knowledge base has.
+const nothingClose = "The knowledge base holds nothing that speaks closely to this question; the nearest it has:"
+
+// TestUnaddressedQuestionGetsTheNearestInFull: when the sentences found
+// take up hardly any of the question's words, the answer says so first,
+// then gives the nearest knowledge in the persona's sections (not one
+// sentence, which readers took for a refusal), ends with the question
+// that would settle it, and is low.
+func TestUnaddressedQuestionGetsTheNearestInFull(t *testing.T) {
+	s, db := fullService(t)
+	r, _, err := s.Run(context.Background(), chat.Request{Message: "Shrink across our 4 stores went from 1.2% to 2.9% of sales in a year. Is that theft or something else, and how would I even find out?", Mode: "operator", Vertical: "retail"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResponse(t, db, r)
+	if !strings.HasPrefix(r.Response, nothingClose) {
+		t.Fatalf("the answer does not open by saying nothing speaks closely to the question:\n%s", r.Response)
+	}
+	if n := len(tokensOf(r.Response)); n < 2 {
+		t.Errorf("%d citations: want the nearest knowledge in full, not one sentence", n)
+	}
+	if !strings.Contains(r.Response, "\n## What would settle it\n- ") {
+		t.Errorf("no question that would settle it:\n%s", r.Response)
+	}
+	if r.Confidence.Level != "low" {
+		t.Errorf("confidence %s, want low", r.Confidence.Level)
+	}
+}
+
 // emptySection is a heading followed by nothing but another heading.
 var emptySection = regexp.MustCompile(`(?m)^## [^\n]*\n\s*## `)
 
@@ -98,7 +128,7 @@ func TestRubric(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkResponse(t, db, r)
-			if strings.HasPrefix(r.Response, "## What the knowledge base covers") {
+			if strings.HasPrefix(r.Response, "## What the knowledge base covers") || strings.HasPrefix(r.Response, nothingClose) {
 				// The knowledge does not address it: said plainly, at low.
 				if r.Confidence.Level != "low" {
 					t.Errorf("a nearest-knowledge answer at %s", r.Confidence.Level)

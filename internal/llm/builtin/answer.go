@@ -45,12 +45,17 @@ func (t turn) compose() string {
 	// Warnings alone (pitfalls, with nothing found or to do) tell the
 	// user what not to do about a question the knowledge does not answer.
 	warnsOnly := !slices.ContainsFunc(p.chosen, func(s sentence) bool { return s.kind != "pitfall" })
-	if len(p.chosen) < 2 || !addressed || warnsOnly {
+	if len(p.chosen) < 2 || warnsOnly {
 		return t.nearest(p)
 	}
 	var b strings.Builder
 	t.preface(&b)
-	if notes := t.industryWords(t.weighty(missing)); relevance < noteBelow && len(notes) > 0 {
+	if !addressed {
+		// Sentences were found but hardly any of the question's words are
+		// in them: say so before them, as the nearest the knowledge base
+		// has, rather than offering one sentence that reads as a refusal.
+		b.WriteString("The knowledge base holds nothing that speaks closely to this question; the nearest it has:\n\n")
+	} else if notes := t.industryWords(t.weighty(missing)); relevance < noteBelow && len(notes) > 0 {
 		// Partly addressed: say plainly which industry the knowledge
 		// holds nothing specific on before what it does hold. (Any rare
 		// business word was named until a rater found most such notes
@@ -59,6 +64,9 @@ func (t turn) compose() string {
 		fmt.Fprintf(&b, "The knowledge base holds nothing specific on %s; the nearest it has:\n\n", quoteList(notes[:min(3, len(notes))]))
 	}
 	b.WriteString(strings.Join(sections, "\n\n"))
+	if !addressed {
+		fmt.Fprintf(&b, "\n\n## What would settle it\n- %s", t.settleQuestion())
+	}
 	return strings.TrimSpace(b.String())
 }
 
