@@ -72,7 +72,8 @@ func TestSearchAgreement(t *testing.T) {
 // TestAgreementScalesRelevance: an agreement of agreedFrom leaves the
 // relevance as it is, a full one raises it without making the answer
 // high, a lower one lowers it; below agreedFrom an answer is medium at
-// most; an answer covering only part of the question is low at most,
+// most, and below highAgreedFrom it is not high; an answer covering only
+// part of the question is low at most,
 // unless the search agrees with it, and then medium at most.
 func TestAgreementScalesRelevance(t *testing.T) {
 	reading, on := refundQuestion()
@@ -100,6 +101,8 @@ func TestAgreementScalesRelevance(t *testing.T) {
 		{"no agreement keeps under two fifths", with(on, 3), 0, round(0.65 * (1 - agreementWeight) / (1 - agreementWeight + agreementWeight*agreedFrom)), "low"},
 		{"high with agreement", with(on, 10), 1, 1, "high"},
 		{"not high without it", with(on, 10), 0.5, round((1 - agreementWeight + agreementWeight*0.5) / (1 - agreementWeight + agreementWeight*agreedFrom)), "medium"},
+		{"agreed, but not enough for high", with(on, 10), highAgreedFrom - 0.05, 1, "medium"},
+		{"high from highAgreedFrom", with(on, 10), highAgreedFrom, 1, "high"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,9 +72,8 @@ func deref(f *float64) float64 {
 }
 
 // TestSituationFitScalesRelevance: the relevance is scaled by the square
-// root of the situation fit over fullFitAt, at most maxFitBoost; a fit
-// that would lift an answer into high on its own stops just below it; no
-// fit (-1) leaves the relevance as it is.
+// root of the situation fit over fullFitAt when the fit is below it; a
+// closer fit, or no fit (-1), leaves the relevance as it is.
 func TestSituationFitScalesRelevance(t *testing.T) {
 	reading, on := refundQuestion()
 	three := verify.Confidence{Score: 1, TotalClaims: 3, VerifiedClaims: 3, Verdicts: []verify.Verdict{on, on, on}}
@@ -92,9 +91,10 @@ func TestSituationFitScalesRelevance(t *testing.T) {
 		{"no situations to compare", three, -1, 0.65, "medium"},
 		{"a fit at the full mark", three, fullFitAt, 0.65, "medium"},
 		{"a quarter of the full mark halves it", three, fullFitAt / 4, 0.325, "low"},
-		{"a close fit lifts it, at most 1.2 times", three, 1, 0.78, "medium"},
-		{"never into high on the fit alone", verify.Confidence{Score: 1, TotalClaims: 5, VerifiedClaims: 5, Verdicts: ten.Verdicts[:5]}, 1, verify.HighFrom - 0.01, "medium"},
+		{"a close fit leaves it as it is", three, 1, 0.65, "medium"},
+		{"a close fit never lifts it into high", verify.Confidence{Score: 1, TotalClaims: 5, VerifiedClaims: 5, Verdicts: ten.Verdicts[:5]}, 1, 0.75, "medium"},
 		{"already high stays high", ten, 1, 1, "high"},
+		{"a poor fit takes high away", ten, fullFitAt / 4, 0.5, "medium"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
