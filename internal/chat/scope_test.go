@@ -676,7 +676,7 @@ func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 		noted          bool
 	}{
 		{"customer", "the deal went dark after the demo. how do I close it without sounding salesy", false},
-		{"operator", "We run a roofing company and the backlog keeps growing while I do every estimate myself.", true},
+		{"operator", "We run a roofing company and homeowners keep asking for warranty repairs.", true},
 	} {
 		r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
 		if err != nil {
