@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/constraintlab/assistant/internal/testrace"
 )
 
 // testEnv returns an env with a fresh data directory, plus its stdout and
@@ -112,6 +114,9 @@ func TestEvalRetrievalBars(t *testing.T) {
 // or part of one, keeps its queries in eval/retrieval_new_entities*.tsv;
 // the map gives each file's number of queries, so a file cut short fails.
 func TestNewEntitiesAreFound(t *testing.T) {
+	if testrace.Enabled {
+		t.Skip("sequential searches over every batch's queries, a fresh database each: run by make test, nothing for the race detector to find")
+	}
 	queries := map[string]int{
 		"retrieval_new_entities.tsv":     22,
 		"retrieval_new_entities_2.tsv":   14,
