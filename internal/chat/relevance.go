@@ -136,6 +136,7 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 	c.Relevance = &relevance
 	c.Score = math.Min(c.Score, relevance)
 	agreed := f.Search >= agreedFrom
+	agreedForHigh := f.Search < 0 || f.Search >= highAgreedFrom // no search to compare leaves high open
 	partial := coverage < partlyAddressed
 	if lang := r.Scope.Language; r.Scope.Injection || unconfirmed || (lang != "en" && lang != "") || placement == "low" || (partial && !agreed) || r.FollowUp {
 		c.Score = math.Min(c.Score, lowCap)
@@ -143,7 +144,7 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 	if r.FollowUp {
 		c.Score = math.Round(c.Score*followUpScale*1000) / 1000
 	}
-	if placement == "medium" || partial || (f.Search >= 0 && f.Search < highAgreedFrom) {
+	if placement == "medium" || partial || !agreedForHigh {
 		c.Score = math.Min(c.Score, mediumCap)
 	}
 	c.Level = verify.Level(c.Score, c.TotalClaims)
@@ -152,8 +153,8 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 
 // scaled is a relevance scaled from one value to another, as it will be
 // shown (rounded) and at most 1. A raise never lifts a relevance below
-// `high` into it (it stops just below): the situation fit or the search
-// agreement alone never makes an answer high. An answer that verifies
+// `high` into it (it stops just below): the search agreement alone never
+// makes an answer high (the situation fit only lowers). An answer that verifies
 // anything (verified) keeps minRelevance.
 func scaled(from, to float64, verified bool) float64 {
 	shown := math.Round(to*1000) / 1000
