@@ -172,15 +172,28 @@ var clauseJoint = regexp.MustCompile(`(?i)\s*[,;:]\s*(?:and\s+)?(?:then|also|aft
 var bracketed = regexp.MustCompile(`\[[^\[\]]{1,400}\]`)
 
 // careTopicOf returns the first subject never advised on that the text
-// shows, or nil.
+// shows, or nil. Its note is that of the first of its kinds the text
+// shows (the signs of an emergency before a person's mental health), or
+// the subject's own when the text shows none of them; a kind only
+// narrows the note, it never brings a question under the subject.
 func careTopicOf(text string, lex *lexicon) *careTopic {
 	folded := foldCase(text)
-	for i, c := range lex.care {
-		for _, sh := range c.shapes {
+	shows := func(shapes []shape) bool {
+		for _, sh := range shapes {
 			if sh.find(text, folded) != "" {
-				return &lex.care[i]
+				return true
 			}
 		}
+		return false
+	}
+	for _, c := range lex.care {
+		if !shows(c.shapes) {
+			continue
+		}
+		if kind := slices.IndexFunc(c.kinds, func(k careKind) bool { return shows(k.shapes) }); kind >= 0 {
+			c.note = c.kinds[kind].note
+		}
+		return &c
 	}
 	return nil
 }

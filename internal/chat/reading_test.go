@@ -209,6 +209,50 @@ func TestReadScope(t *testing.T) {
 	}
 }
 
+// TestReadHealthNotes: a health question's note fits its kind. The signs
+// of an emergency say to call for help now (and to stay with someone
+// else); a person's mental health names who can help with it; any other
+// health question keeps the general pointer to a doctor or a pharmacist.
+// A kind's words alone ("mental health" in a product's name) never make a
+// business question a health one.
+func TestReadHealthNotes(t *testing.T) {
+	tests := []struct {
+		question string
+		want     []string
+	}{
+		{"A guest collapsed at the front desk and is awake but confused. What should our staff do right now?",
+			[]string{"medical help", "emergency number now", "stay with them"}},
+		{"I've had chest tightness and my left arm has been numb for an hour; should I finish the board deck first?",
+			[]string{"medical help", "emergency number now"}},
+		{"One of our bakers burned her hand on the oven and it keeps blistering; what cream should she put on it?",
+			[]string{"medical help", "pharmacist"}},
+		{"Two of my reps have panic attacks before every pipeline review. What should they take for it?",
+			[]string{"medical help", "mental-health professional", "crisis line"}},
+		{"Since we lost the contract my ops lead seems depressed and barely talks; which medication would help him?",
+			[]string{"medical help", "mental-health professional"}},
+	}
+	for _, tc := range tests {
+		r := chat.Read(tc.question, nil, operator(t), chat.Words{})
+		if r.Scope.Care != "health" || !r.Scope.CareUrgent {
+			t.Errorf("%q: care %q (urgent %v), want health, urgent", tc.question, r.Scope.Care, r.Scope.CareUrgent)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.Scope.CareNote, w) {
+				t.Errorf("%q: note %q does not say %q", tc.question, r.Scope.CareNote, w)
+			}
+		}
+	}
+	for _, q := range []string{
+		"We sell a mental health benefits app to employers and usage is low; how do we prove value before renewal?",
+		"Our depression-era recipes sell well at the market; how do we price the new cookbook?",
+	} {
+		if r := chat.Read(q, nil, operator(t), chat.Words{}); !r.Scope.InScope || r.Scope.Care != "" {
+			t.Errorf("%q: in scope %v, care %q; want in scope", q, r.Scope.InScope, r.Scope.Care)
+		}
+	}
+}
+
 // TestReadSourceNames: a message that asks to have a source confirmed or
 // cited carries the source's names, so the answer can say whether the
 // knowledge base holds it; an ordinary question carries none.

@@ -74,6 +74,18 @@ type careTopic struct {
 	id, subject, note string
 	urgent            bool
 	shapes            []shape
+	// kinds are narrower cases of the subject with a note of their own
+	// (for health: an emergency, a person's mental health), in order;
+	// they choose the note of a question the shapes above already matched.
+	kinds []careKind
+}
+
+// careKind is a narrower case of a care subject whose note fits it better
+// than the subject's (to call emergency services now, for the signs of an
+// emergency).
+type careKind struct {
+	name, note string
+	shapes     []shape
 }
 
 // wordList is one scope word list: entries of one stem, or of a phrase's
@@ -106,6 +118,11 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			Note     string   `yaml:"note"`
 			Urgent   bool     `yaml:"urgent"`
 			Patterns []string `yaml:"patterns"`
+			Kinds    []struct {
+				Name     string   `yaml:"name"`
+				Note     string   `yaml:"note"`
+				Patterns []string `yaml:"patterns"`
+			} `yaml:"kinds"`
 		} `yaml:"care"`
 		Injection []string `yaml:"injection"`
 		Tried     string   `yaml:"tried"`
@@ -141,6 +158,13 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 		topic := careTopic{id: c.ID, subject: c.Subject, note: c.Note, urgent: c.Urgent}
 		for _, p := range c.Patterns {
 			topic.shapes = append(topic.shapes, newShape(`(?i)`+p))
+		}
+		for _, k := range c.Kinds {
+			kind := careKind{name: k.Name, note: k.Note}
+			for _, p := range k.Patterns {
+				kind.shapes = append(kind.shapes, newShape(`(?i)`+p))
+			}
+			topic.kinds = append(topic.kinds, kind)
 		}
 		lex.care = append(lex.care, topic)
 	}

@@ -55,6 +55,9 @@ func TestShapesFindAsRegexps(t *testing.T) {
 			shapes := slices.Concat(lex.offTopicShapes, lex.injection)
 			for _, c := range lex.care {
 				shapes = append(shapes, c.shapes...)
+				for _, k := range c.kinds {
+					shapes = append(shapes, k.shapes...)
+				}
 			}
 			for _, sh := range shapes {
 				if got, want := sh.find(variant, folded), sh.re.FindString(variant); got != want {
