@@ -532,10 +532,11 @@ func (t turn) howTo(article entityResult) string {
 // its text holds (its application to the diagnosed constraint included);
 // a framework that fits much less well than the best (closeToBest), or
 // hardly at all, or that is written for situations much less like the
-// question's than another read (closeToBestWrittenFor), is left out
-// (unless the question names it), so an entity the search ranked for a
-// generic word does not speak; one a clear diagnosis applies to the
-// situation stays.
+// question's than another read (closeToBestWrittenFor), or that the
+// search ranked below its first few hits while its title holds none of
+// the question's key terms (searchTop), is left out (unless the question
+// names it), so an entity the search ranked for a generic word does not
+// speak; one a clear diagnosis applies to the situation stays.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
 		p.fitting = t.byFit(p)
@@ -551,6 +552,7 @@ func (t turn) byFit(p *picker) []*entityResult {
 		order   float64 // fit, with the search's ranking to break near ties
 		written float64
 		named   bool // the question names it (turn.named)
+		aside   bool // off the search's first hits and its title off the question
 	}
 	var list []scored
 	best, bestWritten := 0.0, 0.0
@@ -576,7 +578,13 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// near ties that a share of single words cannot. It orders the
 		// frameworks that fit; it never lets in one that does not.
 		order := fit + searchRankWeight*t.searchRankCredit(e.Token)
-		list = append(list, scored{e, fit, order, written, t.named(e.Title)})
+		// A framework the search placed below its first few hits, whose
+		// title holds none of the question's key terms, shares words with
+		// the question rather than its subject (a peak-season plan for a
+		// refund policy, a first hire for idle vans): it stays out.
+		aside := len(t.searches) > 0 && t.searchRankCredit(e.Token) < 1/float64(searchTop) &&
+			t.reading.AddressedShare(func(stem string) bool { return slices.Contains(title, stem) }) == 0
+		list = append(list, scored{e, fit, order, written, t.named(e.Title), aside})
 		best = max(best, fit)
 	}
 	// A framework the question names ("QBR") is what it asks about: it
@@ -605,7 +613,9 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// the question's key terms) shares words with the question rather
 		// than its situation: its steps would be padding.
 		writtenForOthers := s.fit < best && s.written >= 0 && s.written < bestWritten*closeToBestWrittenFor
-		if s.fit >= minFit && s.fit >= best*closeToBest && !writtenForOthers {
+		// One the search ranked low and whose title is off the question
+		// is aside (above).
+		if s.fit >= minFit && s.fit >= best*closeToBest && !writtenForOthers && !s.aside {
 			out = append(out, s.e)
 		}
 	}
@@ -660,6 +670,12 @@ func (t turn) searchRankCredit(token string) float64 {
 // of the frameworks that fit (40 answers rated blind in pairs went from
 // 2.50 to 2.77 with it; docs/evaluation.md, "Fifteenth session").
 const searchRankWeight = 0.15
+
+// searchTop is how many of the search's first hits a framework must be
+// among, unless its title holds one of the question's key terms, to speak
+// (106 answers rated blind in pairs went from 2.48 to 2.65 with it, 33
+// better and 16 worse; docs/evaluation.md, "Eighteenth session").
+const searchTop = 3
 
 // situationFitWeight is what the situation's share counts for in a
 // framework's fit, beside the share of the question's key terms.

@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,6 +205,42 @@ func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
 		got = append(got, e.Token)
 	}
 	if want := "framework:billing-errors framework:service-recovery"; strings.Join(got, " ") != want {
+		t.Errorf("frameworks that speak: %v, want %s", got, want)
+	}
+}
+
+// TestFrameworksTheSearchRankedLowStayOut: a framework below the search's
+// first three hits whose title holds none of the question's key terms
+// stays out however many of their words its text holds; one as low whose
+// title names the subject still speaks, and so does one the search ranked
+// high.
+func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
+	key := func(word string) tooling.KeyTerm {
+		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
+	}
+	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("refund"), key("policy"), key("shop")}}}
+	tr.entities = []entityResult{
+		{Token: "framework:refund-rules", Title: "Refund rules",
+			KeyIdeas: []string{"Write the refund policy as a short table of cases for the shop's staff."}},
+		{Token: "framework:seasonal-peaks", Title: "Seasonal peaks",
+			KeyIdeas: []string{"Before the peak, rewrite the shop's refund policy in plain words and train temporary staff on it."}},
+		{Token: "framework:policy-writing", Title: "Policy writing",
+			KeyIdeas: []string{"A refund policy a shop publishes should be short and dated."}},
+		{Token: "framework:loyalty", Title: "Loyalty programmes",
+			KeyIdeas: []string{"A shop's refund policy shapes whether customers come back."}},
+	}
+	tr.searches = []searchResult{{Query: "q", Hits: []searchHit{
+		{Token: "framework:refund-rules"}, {Token: "framework:loyalty"}, {Token: "framework:other-a"},
+		{Token: "framework:seasonal-peaks"}, {Token: "framework:policy-writing"},
+	}}}
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	var got []string
+	for _, e := range tr.byFit(p) {
+		got = append(got, e.Token)
+	}
+	slices.Sort(got)
+	if want := "framework:loyalty framework:policy-writing framework:refund-rules"; strings.Join(got, " ") != want {
 		t.Errorf("frameworks that speak: %v, want %s", got, want)
 	}
 }
