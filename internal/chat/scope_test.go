@@ -673,23 +673,29 @@ func TestExplainingSectionsHoldNoInstructions(t *testing.T) {
 // TestPartialNoteNamesOnlyTheIndustry: an answer that addresses part of
 // the question names, before it, the industry the knowledge base holds
 // nothing specific on; never an odd word of the question the cards
-// happen not to use ("salesy", "dark").
+// happen not to use ("salesy", "dark"), and never an industry that
+// several entities speak of (SaaS), which would be untrue of the
+// knowledge base however little the cited sentences say of it.
 func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 	s, _ := fullService(t)
 	const note = "The knowledge base holds nothing specific on"
 	for _, c := range []struct {
-		mode, question string
-		noted          bool
+		mode, vertical, question string
+		noted                    bool
 	}{
-		{"customer", "the deal went dark after the demo. how do I close it without sounding salesy", false},
-		{"operator", "We run a roofing company and homeowners keep asking for warranty repairs.", true},
+		{"customer", "", "the deal went dark after the demo. how do I close it without sounding salesy", false},
+		{"operator", "", "We run a roofing company and homeowners keep asking for warranty repairs.", true},
+		{"operator", "saas", "Small SaaS company, 7 people, $25k MRR. My cofounder wants a designer, I want a salesperson. Which first?", false},
 	} {
-		r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode}, nil)
+		r, _, err := s.Run(context.Background(), chat.Request{Message: c.question, Mode: c.mode, Vertical: c.vertical}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.HasPrefix(r.Response, note); got != c.noted {
 			t.Errorf("%q: opens with the note %v, want %v:\n%s", c.question, got, c.noted, r.Response)
+		}
+		if strings.Contains(r.Response, `"saas"`) {
+			t.Errorf("%q: says the knowledge base holds nothing on SaaS:\n%s", c.question, r.Response)
 		}
 	}
 }
