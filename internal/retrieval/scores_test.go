@@ -24,11 +24,12 @@ import (
 // line for competing ideas and pet projects, and the three cards of the
 // thirteenth batch (docs/knowledge-sources-13.md), and the capital-budgeting
 // card's title without "incremental cash flow" and the budget-discovery
-// card's without "without sounding pushy" (docs/knowledge-sources-13.md,
+// card's without "without sounding pushy", and the first-hire card without
+// the tags "capacity" and "bottleneck" (docs/knowledge-sources-13.md,
 // "Later edits"): the layout of the index may
 // change, its scores and orders may not. Content changes it, and a change
 // of how entities are scored, which says so.
-const rankingDigest = "e0169baf9d0c98f2d585d7e4fd15c2405d4f531272203fdda6b1d59b9161610b"
+const rankingDigest = "e86e4c47aa45a97939895bf51e6ac6b0f01cd25acbd26cb582f2ab3b2b204e87"
 
 // TestRankingsUnchanged: the embedded corpus plus 2,000 synthetic
 // entities, searched with the owner questions, every embedded entity's
