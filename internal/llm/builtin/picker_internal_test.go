@@ -183,10 +183,7 @@ func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
 // best-written-for one holds does not speak; one written for a situation
 // like the question's does.
 func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
-	key := func(word string) tooling.KeyTerm {
-		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
-	}
-	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("refund"), key("duplicate"), key("invoice")}}}
+	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("refund"), keyTerm("duplicate"), keyTerm("invoice")}}}
 	tr.entities = []entityResult{
 		{Token: "framework:billing-errors", Title: "Billing errors",
 			KeyIdeas:  []string{"Send the refund for a duplicate invoice on the day the customer reports it."},
@@ -198,12 +195,7 @@ func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
 			KeyIdeas:  []string{"Offer a refund or a fix quickly when a customer was wronged by a billing mistake."},
 			WhenToUse: []string{"An angry customer received a duplicate invoice and nobody apologised yet."}},
 	}
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
-	var got []string
-	for _, e := range tr.byFit(p) {
-		got = append(got, e.Token)
-	}
+	got := frameworksThatSpeak(tr)
 	if want := "framework:billing-errors framework:service-recovery"; strings.Join(got, " ") != want {
 		t.Errorf("frameworks that speak: %v, want %s", got, want)
 	}
@@ -215,10 +207,7 @@ func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
 // title names the subject still speaks, and so does one the search ranked
 // high.
 func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
-	key := func(word string) tooling.KeyTerm {
-		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
-	}
-	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("refund"), key("policy"), key("shop")}}}
+	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("refund"), keyTerm("policy"), keyTerm("shop")}}}
 	tr.entities = []entityResult{
 		{Token: "framework:refund-rules", Title: "Refund rules",
 			KeyIdeas: []string{"Write the refund policy as a short table of cases for the shop's staff."}},
@@ -233,12 +222,7 @@ func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
 		{Token: "framework:refund-rules"}, {Token: "framework:loyalty"}, {Token: "framework:other-a"},
 		{Token: "framework:seasonal-peaks"}, {Token: "framework:policy-writing"},
 	}}}
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
-	var got []string
-	for _, e := range tr.byFit(p) {
-		got = append(got, e.Token)
-	}
+	got := frameworksThatSpeak(tr)
 	slices.Sort(got)
 	if want := "framework:loyalty framework:policy-writing framework:refund-rules"; strings.Join(got, " ") != want {
 		t.Errorf("frameworks that speak: %v, want %s", got, want)
@@ -270,10 +254,7 @@ func TestReadsWhatIsWrittenForTheSituation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(word string) tooling.KeyTerm {
-		return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
-	}
-	tr := turn{persona: personas["success"], reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{key("upsell"), key("client"), key("service")}}}
+	tr := turn{persona: personas["success"], reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("upsell"), keyTerm("client"), keyTerm("service")}}}
 	hits := []searchHit{{Token: "framework:service-recovery", Title: "Service recovery", Score: 1,
 		WhenToUse: []string{"An angry guest complained about a cold room."}}}
 	for i := range 6 {
@@ -394,4 +375,22 @@ func TestFollowUpDoesNotRestateAnEarlierAnswer(t *testing.T) {
 	if !got[e.KeyIdeas[1]] {
 		t.Errorf("a new sentence is not offered: %v", got)
 	}
+}
+
+// keyTerm is a key term of a question for the tests: weight 1, halfway
+// specific.
+func keyTerm(word string) tooling.KeyTerm {
+	return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
+}
+
+// frameworksThatSpeak returns the tokens of the frameworks tr's answer
+// lets speak (byFit), best first, with nothing yet picked.
+func frameworksThatSpeak(tr turn) []string {
+	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	var got []string
+	for _, e := range tr.byFit(p) {
+		got = append(got, e.Token)
+	}
+	return got
 }
