@@ -193,6 +193,9 @@ func TestReadScope(t *testing.T) {
 		{"my cofounder is also my wife and we fight every night about whether to have kids. how do we align on this like a business decision", false, ""},
 		{"My cofounder and I disagree on whether to hire two engineers or a salesperson; how do we decide?", true, ""},
 		{"My cofounder texted that he wants to hurt himself after the board meeting. What do I do?", false, "crisis"},
+		{"My support lead has been crying at her desk and says she sometimes 'doesn't see the point.' How do I cover her shifts?", false, "crisis"},
+		{"Our reps don't see the point of logging calls in the new CRM; how do we get them to do it?", true, ""},
+		{"A customer tripped over a box in our shop and says he will sue. Can he win, and what's our liability?", false, "law"},
 		{"Should we create a fake door test on the pricing page before building the premium tier?", true, ""},
 		{"Who will win this deal, us or the incumbent, if we match their price? What is our best bet?", true, ""},
 	}
