@@ -285,6 +285,16 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 	return out
 }
 
+// withoutQuotedSpeech returns text with the words inside quotation marks
+// (quotedSpeech) blanked out, the marks and the rest kept in place.
+func withoutQuotedSpeech(text string) string {
+	return quotedSpeech.ReplaceAllStringFunc(text, func(m string) string {
+		sub := quotedSpeech.FindStringSubmatch(m)
+		inner := sub[2] + sub[3]
+		return strings.Replace(m, inner, strings.Repeat(" ", len(inner)), 1)
+	})
+}
+
 // quotedSpeech finds a span in quotation marks: an opening mark after a
 // space or the start, a closing one before a space, punctuation or the
 // end, so the apostrophe of "don't" opens or closes nothing. Inside

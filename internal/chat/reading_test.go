@@ -196,6 +196,9 @@ func TestReadScope(t *testing.T) {
 		{"My support lead has been crying at her desk and says she sometimes 'doesn't see the point.' How do I cover her shifts?", false, "crisis"},
 		{"Our reps don't see the point of logging calls in the new CRM; how do we get them to do it?", true, ""},
 		{"A customer tripped over a box in our shop and says he will sue. Can he win, and what's our liability?", false, "law"},
+		{"We're a small employment law practice and prospects say our fees are higher than the big firm's; how do I answer on the call?", true, ""},
+		{"Does employment law in Ohio let us cut an employee's hours without notice?", false, "law"},
+		{"A client's daughter is doing her MBA and needs a 2,000 word essay on the value chain. Could you write it for her?", false, "personal-writing"},
 		{"Should we create a fake door test on the pricing page before building the premium tier?", true, ""},
 		{"Who will win this deal, us or the incumbent, if we match their price? What is our best bet?", true, ""},
 	}

@@ -287,9 +287,13 @@ func assessText(text string) Scope {
 		weight += 0.5 // companies speak of themselves as "we"
 	}
 	against := float64(len(s.OffTopic))
-	folded := foldCase(text)
+	// Someone quoted ("my dog didn't like the treats", a cancel reason)
+	// speaks of their own life, not the asker's: the shapes of a
+	// question about something else are looked for outside quotations.
+	own := withoutQuotedSpeech(text)
+	folded := foldCase(own)
 	for _, sh := range lex.offTopicShapes {
-		if m := sh.find(text, folded); m != "" {
+		if m := sh.find(own, folded); m != "" {
 			s.OffTopic = append(s.OffTopic, strings.TrimSpace(m))
 			against += 2
 		}

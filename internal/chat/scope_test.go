@@ -712,3 +712,16 @@ func TestSalesTermsAreNotPrivateLife(t *testing.T) {
 		t.Errorf("a person's breakup read as in scope: %+v", s)
 	}
 }
+
+// TestQuotedWordsAreNotTheAskersLife: a customer quoted ("my dog won't eat
+// them", a cancel reason) speaks of their own life; the question stays the
+// business's. The asker's own dog is still their own life.
+func TestQuotedWordsAreNotTheAskersLife(t *testing.T) {
+	earlier := []string{"We sell a monthly dog-treat subscription box and churn is 9% a month."}
+	if s := chat.AssessScope("Added an exit survey. Top cancel reason is 'my dog won't eat them'. What now?", earlier); !s.InScope {
+		t.Errorf("a quoted cancel reason read as private life: %+v", s)
+	}
+	if s := chat.AssessScope("How do I get my dog to eat his food again?", nil); s.InScope {
+		t.Errorf("the asker's own dog read as in scope: %+v", s)
+	}
+}
