@@ -288,11 +288,23 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 // withoutQuotedSpeech returns text with the words inside quotation marks
 // (quotedSpeech) blanked out, the marks and the rest kept in place.
 func withoutQuotedSpeech(text string) string {
-	return quotedSpeech.ReplaceAllStringFunc(text, func(m string) string {
-		sub := quotedSpeech.FindStringSubmatch(m)
-		inner := sub[2] + sub[3]
-		return strings.Replace(m, inner, strings.Repeat(" ", len(inner)), 1)
-	})
+	spans := quotedSpeech.FindAllStringSubmatchIndex(text, -1)
+	if len(spans) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for _, m := range spans {
+		// Groups 2 and 3 are the words inside double and single marks;
+		// one of them matched.
+		for g := 2; g <= 3; g++ {
+			if start, end := m[2*g], m[2*g+1]; start >= 0 {
+				for i := start; i < end; i++ {
+					b[i] = ' '
+				}
+			}
+		}
+	}
+	return string(b)
 }
 
 // quotedSpeech finds a span in quotation marks: an opening mark after a

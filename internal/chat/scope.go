@@ -84,8 +84,8 @@ type careTopic struct {
 // than the subject's (to call emergency services now, for the signs of an
 // emergency).
 type careKind struct {
-	name, note string
-	shapes     []shape
+	note   string
+	shapes []shape
 }
 
 // wordList is one scope word list: entries of one stem, or of a phrase's
@@ -119,7 +119,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			Urgent   bool     `yaml:"urgent"`
 			Patterns []string `yaml:"patterns"`
 			Kinds    []struct {
-				Name     string   `yaml:"name"`
+				// name (in the file) only says which kind it is
 				Note     string   `yaml:"note"`
 				Patterns []string `yaml:"patterns"`
 			} `yaml:"kinds"`
@@ -160,7 +160,7 @@ var loadLexicon = sync.OnceValue(func() *lexicon {
 			topic.shapes = append(topic.shapes, newShape(`(?i)`+p))
 		}
 		for _, k := range c.Kinds {
-			kind := careKind{name: k.Name, note: k.Note}
+			kind := careKind{note: k.Note}
 			for _, p := range k.Patterns {
 				kind.shapes = append(kind.shapes, newShape(`(?i)`+p))
 			}

@@ -700,28 +700,29 @@ func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 	}
 }
 
-// TestSalesTermsAreNotPrivateLife: a follow-up that names a seller's
+// TestBusinessWordsAreNotPrivateLife: a follow-up that names a seller's
 // "breakup email" is the sales conversation it follows, not a person's
-// love life.
-func TestSalesTermsAreNotPrivateLife(t *testing.T) {
-	earlier := []string{"Had a great discovery call, sent a $45k proposal for a website rebuild, and now they've ghosted me for 2 weeks. What's a follow-up that isn't just 'checking in'?"}
-	if s := chat.AssessScope("I sent a breakup email. They replied that the CMO wants to 'revisit in Q3'. Now what?", earlier); !s.InScope {
-		t.Errorf("a breakup email read as out of scope: %+v", s)
-	}
-	if s := chat.AssessScope("My girlfriend and I had a breakup; how do I get over it?", nil); s.InScope {
-		t.Errorf("a person's breakup read as in scope: %+v", s)
-	}
-}
-
-// TestQuotedWordsAreNotTheAskersLife: a customer quoted ("my dog won't eat
-// them", a cancel reason) speaks of their own life; the question stays the
-// business's. The asker's own dog is still their own life.
-func TestQuotedWordsAreNotTheAskersLife(t *testing.T) {
-	earlier := []string{"We sell a monthly dog-treat subscription box and churn is 9% a month."}
-	if s := chat.AssessScope("Added an exit survey. Top cancel reason is 'my dog won't eat them'. What now?", earlier); !s.InScope {
-		t.Errorf("a quoted cancel reason read as private life: %+v", s)
-	}
-	if s := chat.AssessScope("How do I get my dog to eat his food again?", nil); s.InScope {
-		t.Errorf("the asker's own dog read as in scope: %+v", s)
+// love life; a customer quoted ("my dog won't eat them", a cancel reason)
+// speaks of their own life, and the question stays the business's. A
+// person's own breakup, or the asker's own dog, is still their own life.
+func TestBusinessWordsAreNotPrivateLife(t *testing.T) {
+	for _, c := range []struct {
+		message string
+		earlier []string
+		inScope bool
+		what    string
+	}{
+		{"I sent a breakup email. They replied that the CMO wants to 'revisit in Q3'. Now what?",
+			[]string{"Had a great discovery call, sent a $45k proposal for a website rebuild, and now they've ghosted me for 2 weeks. What's a follow-up that isn't just 'checking in'?"},
+			true, "a breakup email"},
+		{"My girlfriend and I had a breakup; how do I get over it?", nil, false, "a person's breakup"},
+		{"Added an exit survey. Top cancel reason is 'my dog won't eat them'. What now?",
+			[]string{"We sell a monthly dog-treat subscription box and churn is 9% a month."},
+			true, "a quoted cancel reason"},
+		{"How do I get my dog to eat his food again?", nil, false, "the asker's own dog"},
+	} {
+		if s := chat.AssessScope(c.message, c.earlier); s.InScope != c.inScope {
+			t.Errorf("%s: in scope %v, want %v: %+v", c.what, s.InScope, c.inScope, s)
+		}
 	}
 }

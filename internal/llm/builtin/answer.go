@@ -581,12 +581,13 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// (phrases, related concepts, its vocabulary): its order breaks
 		// near ties that a share of single words cannot. It orders the
 		// frameworks that fit; it never lets in one that does not.
-		order := fit + searchRankWeight*t.searchRankCredit(e.Token)
+		credit := t.searchRankCredit(e.Token)
+		order := fit + searchRankWeight*credit
 		// A framework the search placed below its first few hits, whose
 		// title holds none of the question's key terms, shares words with
 		// the question rather than its subject (a peak-season plan for a
 		// refund policy, a first hire for idle vans): it stays out.
-		aside := len(t.searches) > 0 && t.searchRankCredit(e.Token) < 1/float64(searchTop) &&
+		aside := len(t.searches) > 0 && credit < 1/float64(searchTop) &&
 			t.reading.AddressedShare(func(stem string) bool { return slices.Contains(title, stem) }) == 0
 		list = append(list, scored{e, fit, order, written, t.named(e.Title), aside})
 		best = max(best, fit)
