@@ -63,6 +63,14 @@ type SearchQuery struct {
 	Text  string
 	Type  EntityType // "" for any type
 	Limit int
+	// Industry holds the stems (textproc.Stem) of the query's words that
+	// only say which industry it is asked in ("bakery", "clinic"), as the
+	// chat turn's reading found them. Such a word counts for less than
+	// the words that say what is asked, and not in matching situations:
+	// an industry named once in one entity's example would otherwise
+	// pull that entity into every question from the industry. Empty: all
+	// words count alike (the public /search).
+	Industry []string
 }
 
 // SearchResult is one ranked entity; Score is higher for better matches and

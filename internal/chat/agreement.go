@@ -25,11 +25,11 @@ import (
 // correlation of 0.50, against 0.43 for the confidence score, and scaling
 // the relevance by it raised the score's correlation on every one of the
 // eight sets (docs/evaluation.md, "Thirteenth session").
-func (s *Service) searchAgreement(ctx context.Context, question string, cited []assistant.Token, times map[assistant.Token]int) (float64, error) {
+func (s *Service) searchAgreement(ctx context.Context, question string, industry []string, cited []assistant.Token, times map[assistant.Token]int) (float64, error) {
 	if len(cited) == 0 {
 		return -1, nil
 	}
-	hits, err := s.Retriever.Search(ctx, assistant.SearchQuery{Text: question, Limit: agreementDepth})
+	hits, err := s.Retriever.Search(ctx, assistant.SearchQuery{Text: question, Limit: agreementDepth, Industry: industry})
 	if err != nil || len(hits) == 0 {
 		return -1, err
 	}

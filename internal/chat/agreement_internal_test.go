@@ -53,18 +53,18 @@ func TestSearchAgreement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.searchAgreement(context.Background(), "a question", tc.cited, tc.times)
+			got, err := s.searchAgreement(context.Background(), "a question", nil, tc.cited, tc.times)
 			if err != nil || got != tc.want {
 				t.Errorf("agreement %v (err %v), want %v", got, err, tc.want)
 			}
 		})
 	}
 	empty := &Service{Retriever: rankedRetriever{}}
-	if got, err := empty.searchAgreement(context.Background(), "a question", []assistant.Token{tok(0)}, map[assistant.Token]int{tok(0): 1}); err != nil || got != -1 {
+	if got, err := empty.searchAgreement(context.Background(), "a question", nil, []assistant.Token{tok(0)}, map[assistant.Token]int{tok(0): 1}); err != nil || got != -1 {
 		t.Errorf("no results: agreement %v (err %v), want -1", got, err)
 	}
 	failing := &Service{Retriever: rankedRetriever{err: errors.New("down")}}
-	if _, err := failing.searchAgreement(context.Background(), "a question", []assistant.Token{tok(0)}, map[assistant.Token]int{tok(0): 1}); err == nil {
+	if _, err := failing.searchAgreement(context.Background(), "a question", nil, []assistant.Token{tok(0)}, map[assistant.Token]int{tok(0): 1}); err == nil {
 		t.Error("a failing search: want its error")
 	}
 }

@@ -16,14 +16,17 @@ type DiagnosisAdapter struct {
 	D *diagnose.Diagnoser
 	// verticalTerms maps a stemmed word to the one vertical it names.
 	verticalTerms map[string]string
+	// businessTerms holds the stemmed words that name a kind of business
+	// (the verticals' businesses).
+	businessTerms map[string]bool
 	// plans remembers Plan's answers by [vertical, archetype]: at most
 	// the catalog's archetypes times its verticals and the neutral words.
 	plans sync.Map
 }
 
 // NewDiagnosisAdapter wraps d and prepares vertical guessing: the words of
-// each vertical's name, description and vocabulary that belong to no other
-// vertical.
+// each vertical's name, description, kinds of business and vocabulary that
+// belong to no other vertical.
 func NewDiagnosisAdapter(d *diagnose.Diagnoser) *DiagnosisAdapter {
 	owners := map[string]map[string]bool{}
 	add := func(vertical, text string) {
@@ -40,9 +43,19 @@ func NewDiagnosisAdapter(d *diagnose.Diagnoser) *DiagnosisAdapter {
 			for _, word := range c.Vocabulary {
 				add(v.ID, word)
 			}
+			for _, word := range c.Businesses {
+				add(v.ID, word)
+			}
 		}
 	}
-	a := &DiagnosisAdapter{D: d, verticalTerms: map[string]string{}}
+	a := &DiagnosisAdapter{D: d, verticalTerms: map[string]string{}, businessTerms: map[string]bool{}}
+	for _, c := range d.Content().Verticals {
+		for _, word := range c.Businesses {
+			for _, t := range textproc.Terms(word) {
+				a.businessTerms[t] = true
+			}
+		}
+	}
 	for term, vs := range owners {
 		if len(vs) == 1 {
 			for v := range vs {
@@ -118,6 +131,12 @@ func (a *DiagnosisAdapter) plan(vertical, archetypeID string) (Plan, error) {
 func (a *DiagnosisAdapter) IndustryTerm(stem string) bool {
 	_, ok := a.verticalTerms[stem]
 	return ok
+}
+
+// BusinessKind reports whether a stem names a kind of business ("bakery",
+// "plumber").
+func (a *DiagnosisAdapter) BusinessKind(stem string) bool {
+	return a.businessTerms[stem]
 }
 
 // GuessVertical implements Diagnoser: the vertical whose own words the

@@ -117,6 +117,10 @@ type Words struct {
 	// Industry tells the stems that name an industry ("truck", "clinic"):
 	// they place the question but are not what it asks.
 	Industry func(stem string) bool
+	// Kind tells the stems that name a kind of business ("bakery",
+	// "plumber"): they name the industry too, and the turn's searches
+	// weigh them lightly (tooling.KeyTerm.Kind).
+	Kind func(stem string) bool
 	// Specificity tells how specific a stem is to the knowledge base, 0
 	// (every entity uses it) to 1 (none or one does).
 	Specificity func(stem string) float64
@@ -270,8 +274,9 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 		}
 		seen[st] = true
 		weight, names := tooling.OrdinaryWeight, ""
+		kind := words.Kind != nil && words.Kind(st)
 		switch {
-		case words.Industry != nil && words.Industry(st):
+		case kind || words.Industry != nil && words.Industry(st):
 			weight, names = tooling.IndustryWeight, tooling.NamesIndustry
 		case strong[st]:
 			weight, names = tooling.BusinessWeight, tooling.NamesBusiness
@@ -280,7 +285,7 @@ func keyTerms(text string, business []string, tried []string, lex *lexicon, word
 		if words.Specificity != nil {
 			specificity = math.Round(words.Specificity(st)*1000) / 1000
 		}
-		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Names: names, Related: related[st], Forms: verify.RelatedForms(st)})
+		out = append(out, tooling.KeyTerm{Stem: st, Word: w, Weight: weight, Specificity: specificity, Names: names, Kind: kind, Related: related[st], Forms: verify.RelatedForms(st)})
 	}
 	return out
 }

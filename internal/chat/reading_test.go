@@ -41,6 +41,8 @@ func TestReadScope(t *testing.T) {
 		{"One of our packers cut her hand on the line. How should we treat the wound, and what do we report?", false, "health"},
 		{"A cook burned his arm on the fryer during the rush; what first aid should the shift lead give?", false, "health"},
 		{"Do we need a signed DPA with each of our EU customers under GDPR, and what must it contain?", false, "law"},
+		{"A rival shop opened two streets away with a name nearly identical to ours. Can we make them change it?", false, "law"},
+		{"Another agency copied our logo and registered it as their trademark; what can we do?", false, "law"},
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
 		{"One of our dispatchers told me she feels really depressed lately and asked whether she should be on antidepressants; how do I cover her routes?", false, "health"},
 		{"I am so depressed about our sales numbers that I wonder what medication could help me sleep.", false, "health"},

@@ -447,6 +447,9 @@ func TestScopeWords(t *testing.T) {
 		{"how do i file my personal income tax return", false},
 		{"we can't find good welders anymore", true},
 		{"my cofounder and I disagree on whether to take VC money", true},
+		// A seller's own trade and a customer's bill are business.
+		{"Portrait photographer: a family asked me to cut my session package by a third. Do I agree?", true},
+		{"caller insists we billed him twice for one order, what do I say", true},
 		// Everyday phrases the search vocabulary knows are business words.
 		{"how do i get past the brush off on cold calls", true},
 		{"people keep saying send me some info and then ghost", true},

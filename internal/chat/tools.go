@@ -88,6 +88,10 @@ type toolbox struct {
 	scope Scope
 	// question is the user's message of the turn.
 	question string
+	// industry holds the stems of the question's words that only name the
+	// industry it is asked in (the reading's key terms that name one): the
+	// searches weigh them lightly (assistant.SearchQuery.Industry).
+	industry []string
 	// applied holds, per framework, the catalog's application of it to
 	// the constraint the turn diagnosed: the application text, first steps
 	// and metrics.
@@ -215,7 +219,7 @@ func (tb *toolbox) search(ctx context.Context, a SearchArgs) (any, string, strin
 	if limit <= 0 || limit > 10 {
 		limit = 6
 	}
-	q := assistant.SearchQuery{Text: a.Query, Limit: limit}
+	q := assistant.SearchQuery{Text: a.Query, Limit: limit, Industry: tb.industry}
 	if t := assistant.EntityType(a.Type); t.Valid() {
 		q.Type = t
 	}

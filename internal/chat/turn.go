@@ -142,6 +142,9 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	if w, ok := s.Diagnoser.(interface{ IndustryTerm(string) bool }); ok {
 		words.Industry = w.IndustryTerm
 	}
+	if w, ok := s.Diagnoser.(interface{ BusinessKind(string) bool }); ok {
+		words.Kind = w.BusinessKind
+	}
 	specific, err := s.specific.of(ctx, s)
 	if err != nil {
 		return Response{}, nil, err
@@ -156,7 +159,8 @@ func (s *Service) Run(ctx context.Context, req Request, events Events) (Response
 	tb := toolboxes.Get().(*toolbox)
 	defer tb.release()
 	*tb = toolbox{s: s, retrieved: tb.retrieved[:0], hits: tb.hits[:0], extended: tb.extended[:0], vertical: req.Vertical,
-		scope: reading.Scope, question: req.Message, personaDiagnosisLeads: persona.DiagnosisLeads(), specific: specific}
+		scope: reading.Scope, question: req.Message, industry: reading.KindStems(tb.industry[:0]),
+		personaDiagnosisLeads: persona.DiagnosisLeads(), specific: specific}
 	maxHops := s.MaxHops
 	if maxHops <= 0 {
 		maxHops = 6
@@ -345,7 +349,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 	}
 	f := fit{Situation: situationFit(reading, tb.specific, cited, times, found), Search: -1}
 	if tb.scope.InScope && conf.TotalClaims > 0 {
-		if f.Search, err = s.searchAgreement(ctx, tb.question, cited, times); err != nil {
+		if f.Search, err = s.searchAgreement(ctx, tb.question, tb.industry, cited, times); err != nil {
 			return Response{}, nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/constraintlab/assistant/internal/chat"
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 // tradeQuestions are questions as people in the building trades ask them,
@@ -50,5 +51,29 @@ func TestChatInfersConstruction(t *testing.T) {
 	}
 	if len(r.ReasoningTrace) == 0 || !strings.Contains(r.ReasoningTrace[0].InputSummary, "vertical=construction") {
 		t.Fatalf("the diagnosis did not infer construction: %+v", r.ReasoningTrace)
+	}
+}
+
+// TestKindsOfBusinessAreIndustryWords: the kinds of business each
+// vertical lists ("bakery", "plumber") are industry words, which the
+// turn's searches weigh lightly; a word whose stem a business topic shares
+// ("accountancy" stems as "account", "fabricator" as "fabric") must not be
+// among them, or every question about an account or a fabric would lose it.
+func TestKindsOfBusinessAreIndustryWords(t *testing.T) {
+	s, _ := fullService(t)
+	d := s.Diagnoser.(*chat.DiagnosisAdapter)
+	for _, w := range []string{"bakery", "plumbers", "dentist", "3pl", "warehouse", "tutoring", "florist"} {
+		if st := textproc.Stem(w); !d.BusinessKind(st) || !d.IndustryTerm(st) {
+			t.Errorf("%q: kind of business %v, industry word %v; want both", w, d.BusinessKind(st), d.IndustryTerm(st))
+		}
+	}
+	for _, w := range []string{"account", "accounts", "consulting", "fabric", "quote", "customer", "price", "overtime", "shift"} {
+		if d.BusinessKind(textproc.Stem(w)) {
+			t.Errorf("%q is read as a kind of business", w)
+		}
+	}
+	r := chat.Read("cut overtime costs at my bakery", nil, operator(t), chat.Words{Industry: d.IndustryTerm, Kind: d.BusinessKind})
+	if got := r.KindStems(nil); len(got) != 1 || got[0] != textproc.Stem("bakery") {
+		t.Errorf("kind stems %v, want the bakery alone", got)
 	}
 }

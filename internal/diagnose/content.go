@@ -49,6 +49,11 @@ type FrameworkApplication struct {
 // (content/verticals/<id>.yaml).
 type VerticalContent struct {
 	ID string `yaml:"id"`
+	// Businesses are the kinds of business the vertical takes in, as
+	// owners name them ("bakery", "plumber"): a question that names one is
+	// asked from the vertical, and the word says where the question comes
+	// from rather than what it asks.
+	Businesses []string `yaml:"businesses"`
 	// Vocabulary fills the placeholders of the applications.
 	Vocabulary map[string]string `yaml:"vocabulary"`
 	// KeyMetrics and FirstMoves hold for the vertical whatever the

@@ -640,6 +640,9 @@ func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 	var weights []float64
 	classes := map[float64][]string{}
 	for _, t := range terms {
+		if t.Weight == knowledge.WeightOriginal && len(q.Industry) > 0 && slices.Contains(q.Industry, textproc.Stem(t.Text)) {
+			t.Weight = industryWeight
+		}
 		if _, ok := classes[t.Weight]; !ok {
 			weights = append(weights, t.Weight)
 		}
@@ -729,6 +732,14 @@ func (s *Snapshot) Search(q assistant.SearchQuery) []assistant.SearchResult {
 	}
 	return out
 }
+
+// industryWeight is what a query word that only names the industry the
+// question is asked in (SearchQuery.Industry) counts for, against 1 for
+// the query's other words: like a vocabulary expansion, it breaks ties
+// between entities the question's own words leave close. Its class is
+// saturated as the expansions' are, and it takes no part in matching
+// situations.
+const industryWeight = 0.25
 
 // situationShare is the share of an entity's score that comes from the
 // one of its "When to use" situations (read with its title) closest to a

@@ -11,6 +11,7 @@ import (
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/retrieval"
+	"github.com/constraintlab/assistant/internal/textproc"
 )
 
 // memSource is a store in memory: entities and a version that callers move.
@@ -223,5 +224,31 @@ func TestLongQueriesFavourTheEntityWrittenForTheSituation(t *testing.T) {
 	short := "planner reschedules every morning"
 	if got := tokens(s.Search(assistant.SearchQuery{Text: short, Limit: 2})); len(got) == 0 || got[0] != "framework:scatter" {
 		t.Errorf("short query ranked %v, want framework:scatter first", got)
+	}
+}
+
+// TestIndustryWordsWeighLightly: a kind of business named in one entity's
+// example ("a regional bakery") pulls that entity to the top of
+// any question from the industry; named as the question's industry
+// (SearchQuery.Industry), the word only breaks ties, and the entity
+// written for what is asked leads.
+func TestIndustryWordsWeighLightly(t *testing.T) {
+	rivals := assistant.Entity{Type: assistant.Framework, Slug: "rivals", Title: "Competing against larger rivals", Summary: "How a small firm wins against a big brand.",
+		Tags:      []string{"bakery"},
+		WhenToUse: []string{"A regional bakery likes our flour, but their buyer keeps holding up the big brand's price list."}}
+	overtime := assistant.Entity{Type: assistant.Framework, Slug: "overtime", Title: "Shift planning", Summary: "Plan shifts to demand so that paid hours follow the work.",
+		WhenToUse: []string{"Our overtime bill keeps rising every quarter."}}
+	es := []assistant.Entity{rivals, overtime}
+	for _, topic := range []string{"pricing", "hiring", "churn", "cash", "quality", "negotiation", "onboarding", "forecasting"} {
+		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: topic, Title: topic, Summary: "About " + topic + " and the costs of doing it.",
+			WhenToUse: []string{"We have a problem with " + topic + "."}})
+	}
+	s := retrieval.Build(1, es)
+	q := "cut overtime at my bakery"
+	if got := tokens(s.Search(assistant.SearchQuery{Text: q, Limit: 2})); len(got) == 0 || got[0] != "framework:rivals" {
+		t.Fatalf("without industry words %q ranked %v; the test needs the rare industry word to lead", q, got)
+	}
+	if got := tokens(s.Search(assistant.SearchQuery{Text: q, Limit: 2, Industry: []string{textproc.Stem("bakery")}})); len(got) == 0 || got[0] != "framework:overtime" {
+		t.Errorf("with %q as the industry, ranked %v, want framework:overtime first", "bakery", got)
 	}
 }

@@ -211,6 +211,17 @@ type Reading struct {
 	Unknown []string `json:"unknown_tokens,omitempty"`
 }
 
+// KindStems appends to dst the stems of the key terms that name a kind of
+// business, and returns it.
+func (r Reading) KindStems(dst []string) []string {
+	for _, k := range r.KeyTerms {
+		if k.Kind {
+			dst = append(dst, k.Stem)
+		}
+	}
+	return dst
+}
+
 // SourceNames are the names of the source the message asked to have
 // confirmed that can be looked for: four letters or more, without a
 // possessive 's, each once.
@@ -283,6 +294,11 @@ type KeyTerm struct {
 	// starts from that (BusinessWeight, IndustryWeight, OrdinaryWeight)
 	// and may be lowered later (a follow-up's earlier words weigh half).
 	Names string `json:"names,omitempty"`
+	// Kind is true for a word that names a kind of business ("bakery",
+	// "plumber"; it names the industry as well). The turn's searches weigh
+	// it lightly: named once in one entity's example, it would otherwise
+	// pull that entity into every question from the industry.
+	Kind bool `json:"kind,omitempty"`
 	// Related are the concept phrases (each its words' stems) that the
 	// business vocabulary relates the word to as the question uses it:
 	// "cfo" relates to "economic buyer". Text that holds one of them
