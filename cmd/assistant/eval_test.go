@@ -136,6 +136,7 @@ func TestNewEntitiesAreFound(t *testing.T) {
 		"retrieval_new_entities_11.tsv":  32,
 		"retrieval_new_entities_12.tsv":  24,
 		"retrieval_new_entities_13.tsv":  9,
+		"retrieval_new_entities_14.tsv":  12,
 	}
 	for file, rows := range queries {
 		got := evalRetrievalJSON(t, filepath.Join("..", "..", "eval", file))
