@@ -210,13 +210,7 @@ func TestLongQueriesFavourTheEntityWrittenForTheSituation(t *testing.T) {
 		KeyIdeas: []string{"The planner reschedules the shift every morning.", "Late orders pile up when a shop runs half shifts.", "Idle machines cost the shop money every shift.", "Running a machine shop means planning every morning.", "Orders run late and machines sit idle half the day in a CNC shop."}}
 	written := assistant.Entity{Type: assistant.Framework, Slug: "written", Title: "Finite capacity scheduling", Summary: "Schedule to the capacity you have.",
 		WhenToUse: []string{"Our CNC shop is late on orders although the machines sit idle half the day.", "We promise dates without knowing the load."}}
-	// Unrelated entities, so that the words above are rare.
-	es := []assistant.Entity{scatter, written}
-	for _, topic := range []string{"pricing", "hiring", "churn", "cash", "quality", "negotiation", "onboarding", "forecasting"} {
-		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: topic, Title: topic, Summary: "About " + topic + " and how it is done.",
-			WhenToUse: []string{"We have a problem with " + topic + "."}})
-	}
-	s := retrieval.Build(1, es)
+	s := retrieval.Build(1, withUnrelated(scatter, written))
 	long := "Our CNC machine shop keeps running late on orders although the machines sit idle half the day and the planner reschedules every morning"
 	if got := tokens(s.Search(assistant.SearchQuery{Text: long, Limit: 2})); len(got) != 2 || got[0] != "framework:written" {
 		t.Errorf("long query ranked %v, want framework:written first", got)
@@ -238,12 +232,7 @@ func TestIndustryWordsWeighLightly(t *testing.T) {
 		WhenToUse: []string{"A regional bakery likes our flour, but their buyer keeps holding up the big brand's price list."}}
 	overtime := assistant.Entity{Type: assistant.Framework, Slug: "overtime", Title: "Shift planning", Summary: "Plan shifts to demand so that paid hours follow the work.",
 		WhenToUse: []string{"Our overtime bill keeps rising every quarter."}}
-	es := []assistant.Entity{rivals, overtime}
-	for _, topic := range []string{"pricing", "hiring", "churn", "cash", "quality", "negotiation", "onboarding", "forecasting"} {
-		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: topic, Title: topic, Summary: "About " + topic + " and the costs of doing it.",
-			WhenToUse: []string{"We have a problem with " + topic + "."}})
-	}
-	s := retrieval.Build(1, es)
+	s := retrieval.Build(1, withUnrelated(rivals, overtime))
 	q := "cut overtime at my bakery"
 	if got := tokens(s.Search(assistant.SearchQuery{Text: q, Limit: 2})); len(got) == 0 || got[0] != "framework:rivals" {
 		t.Fatalf("without industry words %q ranked %v; the test needs the rare industry word to lead", q, got)
@@ -251,4 +240,14 @@ func TestIndustryWordsWeighLightly(t *testing.T) {
 	if got := tokens(s.Search(assistant.SearchQuery{Text: q, Limit: 2, Industry: []string{textproc.Stem("bakery")}})); len(got) == 0 || got[0] != "framework:overtime" {
 		t.Errorf("with %q as the industry, ranked %v, want framework:overtime first", "bakery", got)
 	}
+}
+
+// withUnrelated returns es with eight entities on unrelated topics, so
+// that the words of the entities under test are rare.
+func withUnrelated(es ...assistant.Entity) []assistant.Entity {
+	for _, topic := range []string{"pricing", "hiring", "churn", "cash", "quality", "negotiation", "onboarding", "forecasting"} {
+		es = append(es, assistant.Entity{Type: assistant.Framework, Slug: topic, Title: topic, Summary: "About " + topic + " and how it is done.",
+			WhenToUse: []string{"We have a problem with " + topic + "."}})
+	}
+	return es
 }
