@@ -88,9 +88,11 @@ type toolbox struct {
 	scope Scope
 	// question is the user's message of the turn.
 	question string
-	// industry holds the stems of the question's words that only name the
-	// industry it is asked in (the reading's key terms that name one): the
-	// searches weigh them lightly (assistant.SearchQuery.Industry).
+	// industry holds the stems of the question's words that name a kind of
+	// business ("bakery", "plumber": the reading's key terms marked Kind),
+	// which place the question in its industry rather than say what it
+	// asks: the turn's searches weigh them lightly
+	// (assistant.SearchQuery.Industry).
 	industry []string
 	// applied holds, per framework, the catalog's application of it to
 	// the constraint the turn diagnosed: the application text, first steps
