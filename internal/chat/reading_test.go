@@ -43,6 +43,9 @@ func TestReadScope(t *testing.T) {
 		{"Do we need a signed DPA with each of our EU customers under GDPR, and what must it contain?", false, "law"},
 		{"A rival shop opened two streets away with a name nearly identical to ours. Can we make them change it?", false, "law"},
 		{"Another agency copied our logo and registered it as their trademark; what can we do?", false, "law"},
+		{"Can you write an indemnity clause for our supplier contract that protects us?", false, "law"},
+		// A product's tax codes are a setting, not the tax code.
+		{"Our billing software keeps applying the wrong tax codes to customer invoices and support is flooded with tickets", true, ""},
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
 		{"One of our dispatchers told me she feels really depressed lately and asked whether she should be on antidepressants; how do I cover her routes?", false, "health"},
 		{"I am so depressed about our sales numbers that I wonder what medication could help me sleep.", false, "health"},
