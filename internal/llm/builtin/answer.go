@@ -571,7 +571,6 @@ func (t turn) byFit(p *picker) []*entityResult {
 		if len(e.WhenToUse) > 0 {
 			written = t.reading.AddressedShare(func(stem string) bool { return holds(title, sentences, stem, "when") })
 			fit = (1-writtenForWeight)*fit + writtenForWeight*written
-			bestWritten = max(bestWritten, written)
 		}
 		// The persona's situation the question shows (an upset customer,
 		// a renewal at risk) is what the user needs, so a framework about
@@ -589,8 +588,17 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// refund policy, a first hire for idle vans): it stays out.
 		aside := len(t.searches) > 0 && credit < 1/float64(searchTop) &&
 			t.reading.AddressedShare(func(stem string) bool { return slices.Contains(title, stem) }) == 0
-		list = append(list, scored{e, fit, order, written, t.named(e.Title), aside})
-		best = max(best, fit)
+		named := t.named(e.Title)
+		list = append(list, scored{e, fit, order, written, named, aside})
+		// A framework that stays out sets no bar for the others: the best
+		// fit and the best written-for are those of the frameworks that
+		// may speak.
+		if _, diagnosed := p.applied[e.Token]; !aside || named || diagnosed && t.diagnosisLeads() {
+			best = max(best, fit)
+			if written >= 0 {
+				bestWritten = max(bestWritten, written)
+			}
+		}
 	}
 	// A framework the question names ("QBR") is what it asks about: it
 	// leads, whatever its fit, so its sentences speak first.

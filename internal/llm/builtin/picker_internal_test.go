@@ -229,6 +229,26 @@ func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
 	}
 }
 
+// TestAFrameworkSetAsideSetsNoBar: a framework that stays out (the search
+// ranked it low and its title is off the question) does not raise the bar
+// the others must come close to: the card the search ranked first still
+// speaks, though a set-aside card shares more of the question's words.
+func TestAFrameworkSetAsideSetsNoBar(t *testing.T) {
+	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("project"), keyTerm("ship"), keyTerm("start")}}}
+	tr.entities = []entityResult{
+		{Token: "framework:portfolio", Title: "Project portfolio",
+			KeyIdeas: []string{"Cap the number of projects in progress and say which ones wait."}},
+		{Token: "framework:flow", Title: "Flow of work",
+			KeyIdeas: []string{"Work ships sooner when fewer projects start at once.", "Start nothing new until something ships."}},
+	}
+	tr.searches = []searchResult{{Query: "q", Hits: []searchHit{
+		{Token: "framework:portfolio"}, {Token: "framework:other-a"}, {Token: "framework:other-b"}, {Token: "framework:flow"},
+	}}}
+	if got := frameworksThatSpeak(tr); strings.Join(got, " ") != "framework:portfolio" {
+		t.Errorf("frameworks that speak: %v, want framework:portfolio alone", got)
+	}
+}
+
 // TestAskedQuestionsLoseTheirLead: under a heading that already says they
 // are questions, a card's list is quoted from its first question on.
 func TestAskedQuestionsLoseTheirLead(t *testing.T) {
