@@ -44,6 +44,9 @@ func TestReadScope(t *testing.T) {
 		{"A rival shop opened two streets away with a name nearly identical to ours. Can we make them change it?", false, "law"},
 		{"Another agency copied our logo and registered it as their trademark; what can we do?", false, "law"},
 		{"Can you write an indemnity clause for our supplier contract that protects us?", false, "law"},
+		{"write the SQL that counts how many trial users converted each month from our events table", false, "code"},
+		{"I'm interviewing for an account manager role on Friday, help me prep my answer to 'tell me about a difficult client'", false, "job-application"},
+		{"I'm interviewing candidates for an account manager role on Friday; what should I ask them?", true, ""},
 		// A product's tax codes are a setting, not the tax code.
 		{"Our billing software keeps applying the wrong tax codes to customer invoices and support is flooded with tickets", true, ""},
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
