@@ -28,14 +28,17 @@ type DiagnosisAdapter struct {
 // each vertical's name, description, kinds of business and vocabulary that
 // belong to no other vertical.
 func NewDiagnosisAdapter(d *diagnose.Diagnoser) *DiagnosisAdapter {
+	a := &DiagnosisAdapter{D: d, verticalTerms: map[string]string{}, businessTerms: map[string]bool{}}
 	owners := map[string]map[string]bool{}
-	add := func(vertical, text string) {
-		for _, t := range textproc.Terms(text) {
+	add := func(vertical, text string) []string {
+		terms := textproc.Terms(text)
+		for _, t := range terms {
 			if owners[t] == nil {
 				owners[t] = map[string]bool{}
 			}
 			owners[t][vertical] = true
 		}
+		return terms
 	}
 	for _, v := range d.Catalog().Verticals {
 		add(v.ID, v.Name+" "+v.Description)
@@ -44,15 +47,9 @@ func NewDiagnosisAdapter(d *diagnose.Diagnoser) *DiagnosisAdapter {
 				add(v.ID, word)
 			}
 			for _, word := range c.Businesses {
-				add(v.ID, word)
-			}
-		}
-	}
-	a := &DiagnosisAdapter{D: d, verticalTerms: map[string]string{}, businessTerms: map[string]bool{}}
-	for _, c := range d.Content().Verticals {
-		for _, word := range c.Businesses {
-			for _, t := range textproc.Terms(word) {
-				a.businessTerms[t] = true
+				for _, t := range add(v.ID, word) {
+					a.businessTerms[t] = true
+				}
 			}
 		}
 	}

@@ -556,11 +556,15 @@ func (t turn) byFit(p *picker) []*entityResult {
 		order   float64 // fit, with the search's ranking to break near ties
 		written float64
 		named   bool // the question names it (turn.named)
-		aside   bool // off the search's first hits and its title off the question
+		// always: it speaks whatever its fit, named by the question or
+		// applied by a clear diagnosis
+		always bool
+		aside  bool // off the search's first hits and its title off the question
 	}
 	var list []scored
 	best, bestWritten := 0.0, 0.0
 	situation := textproc.SharedTerms(t.reading.SituationTerms)
+	leads := t.diagnosisLeads()
 	for _, e := range t.all() {
 		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
 		// A scan rather than a set: the question has a handful of key
@@ -589,11 +593,13 @@ func (t turn) byFit(p *picker) []*entityResult {
 		aside := len(t.searches) > 0 && credit < 1/float64(searchTop) &&
 			t.reading.AddressedShare(func(stem string) bool { return slices.Contains(title, stem) }) == 0
 		named := t.named(e.Title)
-		list = append(list, scored{e, fit, order, written, named, aside})
+		_, diagnosed := p.applied[e.Token]
+		always := named || diagnosed && leads
+		list = append(list, scored{e, fit, order, written, named, always, aside})
 		// A framework that stays out sets no bar for the others: the best
 		// fit and the best written-for are those of the frameworks that
 		// may speak.
-		if _, diagnosed := p.applied[e.Token]; !aside || named || diagnosed && t.diagnosisLeads() {
+		if always || !aside {
 			best = max(best, fit)
 			if written >= 0 {
 				bestWritten = max(bestWritten, written)
@@ -613,10 +619,9 @@ func (t turn) byFit(p *picker) []*entityResult {
 	})
 	out := []*entityResult{} // not nil: worked out
 	for _, s := range list {
-		_, diagnosed := p.applied[s.e.Token]
 		// A framework the question names ("QBR") speaks whatever its fit,
 		// and so does one a clear diagnosis applies.
-		if diagnosed && t.diagnosisLeads() || s.named {
+		if s.always {
 			out = append(out, s.e)
 			continue
 		}

@@ -183,18 +183,16 @@ func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
 // best-written-for one holds does not speak; one written for a situation
 // like the question's does.
 func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
-	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("refund"), keyTerm("duplicate"), keyTerm("invoice")}}}
-	tr.entities = []entityResult{
-		{Token: "framework:billing-errors", Title: "Billing errors",
+	tr := turnFor([]string{"refund", "duplicate", "invoice"}, nil,
+		entityResult{Token: "framework:billing-errors", Title: "Billing errors",
 			KeyIdeas:  []string{"Send the refund for a duplicate invoice on the day the customer reports it."},
 			WhenToUse: []string{"A customer paid a duplicate invoice and wants a refund today."}},
-		{Token: "framework:agent-overtime", Title: "Agent overtime",
+		entityResult{Token: "framework:agent-overtime", Title: "Agent overtime",
 			KeyIdeas:  []string{"Agents who handle every duplicate invoice complaint late at night burn out within months."},
 			WhenToUse: []string{"My agents ask for a refund of unpaid overtime hours."}},
-		{Token: "framework:service-recovery", Title: "Service recovery",
+		entityResult{Token: "framework:service-recovery", Title: "Service recovery",
 			KeyIdeas:  []string{"Offer a refund or a fix quickly when a customer was wronged by a billing mistake."},
-			WhenToUse: []string{"An angry customer received a duplicate invoice and nobody apologised yet."}},
-	}
+			WhenToUse: []string{"An angry customer received a duplicate invoice and nobody apologised yet."}})
 	got := frameworksThatSpeak(tr)
 	if want := "framework:billing-errors framework:service-recovery"; strings.Join(got, " ") != want {
 		t.Errorf("frameworks that speak: %v, want %s", got, want)
@@ -207,21 +205,16 @@ func TestFrameworksWrittenForOtherSituationsStayOut(t *testing.T) {
 // title names the subject still speaks, and so does one the search ranked
 // high.
 func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
-	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("refund"), keyTerm("policy"), keyTerm("shop")}}}
-	tr.entities = []entityResult{
-		{Token: "framework:refund-rules", Title: "Refund rules",
+	tr := turnFor([]string{"refund", "policy", "shop"},
+		[]string{"framework:refund-rules", "framework:loyalty", "framework:other-a", "framework:seasonal-peaks", "framework:policy-writing"},
+		entityResult{Token: "framework:refund-rules", Title: "Refund rules",
 			KeyIdeas: []string{"Write the refund policy as a short table of cases for the shop's staff."}},
-		{Token: "framework:seasonal-peaks", Title: "Seasonal peaks",
+		entityResult{Token: "framework:seasonal-peaks", Title: "Seasonal peaks",
 			KeyIdeas: []string{"Before the peak, rewrite the shop's refund policy in plain words and train temporary staff on it."}},
-		{Token: "framework:policy-writing", Title: "Policy writing",
+		entityResult{Token: "framework:policy-writing", Title: "Policy writing",
 			KeyIdeas: []string{"A refund policy a shop publishes should be short and dated."}},
-		{Token: "framework:loyalty", Title: "Loyalty programmes",
-			KeyIdeas: []string{"A shop's refund policy shapes whether customers come back."}},
-	}
-	tr.searches = []searchResult{{Query: "q", Hits: []searchHit{
-		{Token: "framework:refund-rules"}, {Token: "framework:loyalty"}, {Token: "framework:other-a"},
-		{Token: "framework:seasonal-peaks"}, {Token: "framework:policy-writing"},
-	}}}
+		entityResult{Token: "framework:loyalty", Title: "Loyalty programmes",
+			KeyIdeas: []string{"A shop's refund policy shapes whether customers come back."}})
 	got := frameworksThatSpeak(tr)
 	slices.Sort(got)
 	if want := "framework:loyalty framework:policy-writing framework:refund-rules"; strings.Join(got, " ") != want {
@@ -234,16 +227,12 @@ func TestFrameworksTheSearchRankedLowStayOut(t *testing.T) {
 // the others must come close to: the card the search ranked first still
 // speaks, though a set-aside card shares more of the question's words.
 func TestAFrameworkSetAsideSetsNoBar(t *testing.T) {
-	tr := turn{reading: tooling.Reading{KeyTerms: []tooling.KeyTerm{keyTerm("project"), keyTerm("ship"), keyTerm("start")}}}
-	tr.entities = []entityResult{
-		{Token: "framework:portfolio", Title: "Project portfolio",
+	tr := turnFor([]string{"project", "ship", "start"},
+		[]string{"framework:portfolio", "framework:other-a", "framework:other-b", "framework:flow"},
+		entityResult{Token: "framework:portfolio", Title: "Project portfolio",
 			KeyIdeas: []string{"Cap the number of projects in progress and say which ones wait."}},
-		{Token: "framework:flow", Title: "Flow of work",
-			KeyIdeas: []string{"Work ships sooner when fewer projects start at once.", "Start nothing new until something ships."}},
-	}
-	tr.searches = []searchResult{{Query: "q", Hits: []searchHit{
-		{Token: "framework:portfolio"}, {Token: "framework:other-a"}, {Token: "framework:other-b"}, {Token: "framework:flow"},
-	}}}
+		entityResult{Token: "framework:flow", Title: "Flow of work",
+			KeyIdeas: []string{"Work ships sooner when fewer projects start at once.", "Start nothing new until something ships."}})
 	if got := frameworksThatSpeak(tr); strings.Join(got, " ") != "framework:portfolio" {
 		t.Errorf("frameworks that speak: %v, want framework:portfolio alone", got)
 	}
@@ -401,6 +390,24 @@ func TestFollowUpDoesNotRestateAnEarlierAnswer(t *testing.T) {
 // specific.
 func keyTerm(word string) tooling.KeyTerm {
 	return tooling.KeyTerm{Stem: textproc.Stem(word), Word: word, Weight: 1, Specificity: 0.5}
+}
+
+// turnFor is a turn whose question has the key terms of words, whose first
+// search found hits (in order; none when hits is nil) and which read
+// entities.
+func turnFor(words, hits []string, entities ...entityResult) turn {
+	tr := turn{entities: entities}
+	for _, w := range words {
+		tr.reading.KeyTerms = append(tr.reading.KeyTerms, keyTerm(w))
+	}
+	if hits != nil {
+		res := searchResult{Query: "q"}
+		for _, h := range hits {
+			res.Hits = append(res.Hits, searchHit{Token: h})
+		}
+		tr.searches = []searchResult{res}
+	}
+	return tr
 }
 
 // frameworksThatSpeak returns the tokens of the frameworks tr's answer
