@@ -45,6 +45,7 @@ func TestReadScope(t *testing.T) {
 		{"Another agency copied our logo and registered it as their trademark; what can we do?", false, "law"},
 		{"Can you write an indemnity clause for our supplier contract that protects us?", false, "law"},
 		{"write the SQL that counts how many trial users converted each month from our events table", false, "code"},
+		{"Quarter-end close has me down to five hours of sleep a night; is melatonin safe to take every day?", false, "health"},
 		{"I'm interviewing for an account manager role on Friday, help me prep my answer to 'tell me about a difficult client'", false, "job-application"},
 		{"I'm interviewing candidates for an account manager role on Friday; what should I ask them?", true, ""},
 		// A product's tax codes are a setting, not the tax code.

@@ -421,7 +421,7 @@ func (t turn) nearest(p *picker) string {
 	if len(best) > 0 {
 		fmt.Fprintf(&b, "; the nearest it has, from %s:\n- %s\n", best[0].entity.Title, cite(best[0]))
 	} else {
-		b.WriteString(":\n")
+		b.WriteString(".\n") // nothing to offer: no colon introducing nothing
 	}
 	b.WriteString("\n" + t.settleSection())
 	return strings.TrimSpace(b.String())

@@ -254,6 +254,33 @@ func TestAskedQuestionsLoseTheirLead(t *testing.T) {
 	}
 }
 
+// TestNearestWithNothingToOffer: when the knowledge read holds no sentence
+// to offer as the nearest, the answer says what it holds nothing on and
+// asks the settling question; no line introduces, with a colon, a list
+// that is not there.
+func TestNearestWithNothingToOffer(t *testing.T) {
+	personas, err := persona.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := turnFor([]string{"cafes"}, nil)
+	tr.persona = personas["operator"]
+	got := tr.nearest(nil)
+	lines := strings.Split(got, "\n")
+	for i, l := range lines {
+		next := ""
+		if i+1 < len(lines) {
+			next = lines[i+1]
+		}
+		if strings.HasSuffix(l, ":") && !strings.HasPrefix(strings.TrimSpace(next), "- ") {
+			t.Errorf("line %q introduces nothing:\n%s", l, got)
+		}
+	}
+	if !strings.Contains(got, "## What would settle it") {
+		t.Errorf("no settling question:\n%s", got)
+	}
+}
+
 // TestReadsWhatIsWrittenForTheSituation: among the search's hits, one
 // whose title and "When to use" hold the question's words is read before
 // one the search ranked a little higher for words its text happens to
