@@ -13,6 +13,7 @@ package persona
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -36,8 +37,15 @@ func IsAction(sentence string) bool {
 	// The list holds bare forms only, so a gerund ("Pricing is...") or a
 	// plural noun ("Records show...") never matches.
 	first := textproc.FirstWord(sentence)
-	return first != "" && actions()[strings.ToLower(first)]
+	return first != "" && actions()[strings.ToLower(first)] && !namedTerm.MatchString(sentence)
 }
+
+// namedTerm finds a sentence that opens by naming a term and then says
+// what it is ("Price fluctuation: discounts trigger buying ahead"): its
+// first word is a noun there, not a verb of advice. Only two-word names
+// whose second word is a noun by its ending count, since a one-word label
+// is often a step of a method ("Plan: ...", "Follow up: ...").
+var namedTerm = regexp.MustCompile(`^[A-Z][a-z]+ [a-z]+(ing|tion|sion|ment|ness|ity|ance|ence):`)
 
 var actions = sync.OnceValue(func() map[string]bool {
 	out := map[string]bool{}

@@ -88,17 +88,20 @@ func TestSystemPromptStatesTheRules(t *testing.T) {
 // advice in its bare form; the same verb as a gerund opens a statement.
 func TestIsAction(t *testing.T) {
 	for sentence, want := range map[string]bool{
-		"Price the contract on the planned visits.":               true,
-		"Build a weekly list of customers whose signals fell.":    true,
-		"Pricing is a proactive strategy, not a number set once.": false,
-		"Building trust takes time with a new buyer.":             false,
-		"The constraint sets the pace of the whole business.":     false,
-		"Bring the buyer's own numbers to the second meeting.":    true,
-		"Record every refund against the customer.":               true,
-		"Records show which customers ask most often.":            false,
-		"Proposals are expensive to write.":                       false,
-		"Prices rose faster than wages last year.":                false,
-		"Answer a demand for a lower fee with a question.":        true,
+		"Price the contract on the planned visits.":                     true,
+		"Build a weekly list of customers whose signals fell.":          true,
+		"Pricing is a proactive strategy, not a number set once.":       false,
+		"Building trust takes time with a new buyer.":                   false,
+		"The constraint sets the pace of the whole business.":           false,
+		"Bring the buyer's own numbers to the second meeting.":          true,
+		"Record every refund against the customer.":                     true,
+		"Records show which customers ask most often.":                  false,
+		"Proposals are expensive to write.":                             false,
+		"Prices rose faster than wages last year.":                      false,
+		"Answer a demand for a lower fee with a question.":              true,
+		"Price fluctuation: discounts trigger buying ahead.":            false,
+		"Order batching: monthly orders turn smooth demand into lumps.": false,
+		"Follow up: check the learner's work the next day.":             true,
 	} {
 		if got := IsAction(sentence); got != want {
 			t.Errorf("IsAction(%q) = %v, want %v", sentence, got, want)
