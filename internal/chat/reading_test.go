@@ -158,6 +158,8 @@ func TestReadScope(t *testing.T) {
 		{"Should we put our savings into the business or keep them for a house deposit?", false, "personal-finance"},
 		{"A customer abroad asks why we charged VAT on their subscription and whether we need to register for OSS.", false, "tax"},
 		{"How do we enforce our payment terms with clients who always pay late?", true, ""},
+		{"A supplier says we owe them for goods that arrived broken and may take us to court. Could we countersue for the lost sales?", false, "law"},
+		{"The customer threatens to sue over a late delivery; what should support say to calm them down?", true, ""},
 		{"A builder we supplied still owes us $30k for the windows. Can we file a lien on the house, and by when?", false, "law"},
 		{"How long is the statute of limitations on an unpaid invoice in Ohio?", false, "law"},
 		{"A supplier says our indemnity clause covers their recall costs. Is that how it works under English law?", false, "law"},
