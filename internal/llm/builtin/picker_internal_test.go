@@ -32,7 +32,7 @@ func TestDanglingSentencesAreNotQuoted(t *testing.T) {
 		},
 	}
 	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	got := map[string]bool{}
 	for _, s := range p.pick([]*entityResult{e}, 10, pickRule{loose: true, least: minOverlap}, "idea", "summary") {
 		got[s.text] = true
@@ -154,7 +154,7 @@ func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
 	}
 	newPicker := func() *picker {
 		p := &picker{terms: map[string]float64{"channel": 1, "cost": 1, "acquir": 1}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-			avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+			avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 		p.analysed[e.Token] = withApplication(nil, e, "", steps)
 		return p
 	}
@@ -316,7 +316,7 @@ func TestLooseGoesToWhatCanSpeak(t *testing.T) {
 	framework := entityResult{Token: "framework:owner-systems", Title: "Owner systems",
 		KeyIdeas: []string{"Write a checklist for the three tasks that take most of your week.", "Give one of those tasks to a named person this month."}}
 	p := &picker{terms: map[string]float64{"estim": 1}, importance: map[string]float64{"estim": 1}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	got := p.pick([]*entityResult{&paper, &framework}, 3, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea")
 	if len(got) != 2 || got[0].entity.Token != "framework:owner-systems" {
 		t.Errorf("steps %v, want the framework's two", got)
@@ -333,7 +333,7 @@ func TestStepsComeFromTheBestFew(t *testing.T) {
 	second := &entityResult{Token: "framework:second", Title: "Second", KeyIdeas: []string{"Ask each shift lead which number moved and why."}}
 	third := &entityResult{Token: "framework:third", Title: "Third", KeyIdeas: []string{"Cut the weekly meeting to fifteen minutes."}}
 	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	var got []string
 	for _, e := range p.instructing([]*entityResult{first, findings, second, third}, stepsFrom) {
 		got = append(got, e.Token)
@@ -443,7 +443,7 @@ func turnFor(words, hits []string, entities ...entityResult) turn {
 // lets speak (byFit), best first, with nothing yet picked.
 func frameworksThatSpeak(tr turn) []string {
 	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, cited: map[string]int{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 	var got []string
 	for _, e := range tr.byFit(p) {
 		got = append(got, e.Token)
