@@ -20,6 +20,11 @@ import (
 // with the usage an upstream reports.
 type reportingUsage struct{ llm.Provider }
 
+// QuotesOnly answers for the builtin it wraps (llm.Quoter), as the
+// service's own wrappers do, so the traced turn's confidence is the
+// untraced one's.
+func (p reportingUsage) QuotesOnly() bool { return llm.QuotesOnly(p.Provider) }
+
 func (p reportingUsage) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	resp, err := p.Provider.Complete(ctx, req)
 	resp.Usage = llm.Usage{Model: "builtin-2026", InputTokens: 100 * len(req.Messages), OutputTokens: 20, FinishReason: "stop"}

@@ -106,12 +106,21 @@ func TestAgreementScalesRelevance(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withRelevance(tc.c, reading, "", fit{Situation: -1, Search: tc.search}, false)
+			c := withRelevance(tc.c, reading, "", fit{Situation: -1, Search: tc.search}, false, false)
 			if c.Relevance == nil || *c.Relevance != tc.relevance || c.Level != tc.level {
 				t.Errorf("relevance %v level %s (score %v), want %v %s", deref(c.Relevance), c.Level, c.Score, tc.relevance, tc.level)
 			}
 		})
 	}
+
+	// The same answer made only of quotations (the builtin's) keeps its
+	// relevance, and is medium at most.
+	t.Run("quotations: medium at most", func(t *testing.T) {
+		c := withRelevance(with(on, 10), reading, "", fit{Situation: -1, Search: 1}, false, true)
+		if c.Relevance == nil || *c.Relevance != 1 || c.Score != mediumCap || c.Level != "medium" {
+			t.Errorf("relevance %v score %v level %s, want 1 %v medium", deref(c.Relevance), c.Score, c.Level, mediumCap)
+		}
+	})
 
 	// A question of three key terms, of which the claims take up one.
 	wider := reading
@@ -128,7 +137,7 @@ func TestAgreementScalesRelevance(t *testing.T) {
 	}
 	for _, tc := range partial {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withRelevance(with(half, 10), wider, "", fit{Situation: -1, Search: tc.search}, false)
+			c := withRelevance(with(half, 10), wider, "", fit{Situation: -1, Search: tc.search}, false, false)
 			if c.Score != tc.score || c.Level != tc.level {
 				t.Errorf("score %v level %s, want %v %s", c.Score, c.Level, tc.score, tc.level)
 			}

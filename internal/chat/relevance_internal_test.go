@@ -56,7 +56,7 @@ func TestRelevanceDepthAndSubstance(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withRelevance(confidence(tc.verdicts...), reading, "", fit{Situation: -1, Search: -1}, false)
+			c := withRelevance(confidence(tc.verdicts...), reading, "", fit{Situation: -1, Search: -1}, false, false)
 			if c.Relevance == nil || *c.Relevance != tc.relevance || c.Level != tc.level {
 				t.Errorf("relevance %v level %s, want %v %s", deref(c.Relevance), c.Level, tc.relevance, tc.level)
 			}
@@ -98,7 +98,7 @@ func TestSituationFitScalesRelevance(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := withRelevance(tc.c, reading, "", fit{Situation: tc.fit, Search: -1}, false)
+			c := withRelevance(tc.c, reading, "", fit{Situation: tc.fit, Search: -1}, false, false)
 			if c.Relevance == nil || *c.Relevance != tc.relevance || c.Level != tc.level {
 				t.Errorf("relevance %v level %s, want %v %s", deref(c.Relevance), c.Level, tc.relevance, tc.level)
 			}

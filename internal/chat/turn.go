@@ -353,7 +353,7 @@ func (s *Service) finish(ctx context.Context, answer string, tb *toolbox, readin
 			return Response{}, nil, err
 		}
 	}
-	conf = withRelevance(conf, reading, placement, f, unconfirmedSource(reading, cited, found))
+	conf = withRelevance(conf, reading, placement, f, unconfirmedSource(reading, cited, found), llm.QuotesOnly(s.Provider))
 	known := func(m []string) bool {
 		_, ok := found[assistant.Token{Type: assistant.EntityType(m[1]), Slug: m[2]}]
 		return ok

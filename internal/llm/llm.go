@@ -56,6 +56,24 @@ func ReadsResults(p Provider) bool {
 	return ok && r.ReadsResults()
 }
 
+// Quoter is a Provider whose answers only quote the knowledge the turn
+// read, in the order it finds best, and never work the asker's own
+// figures into them (the builtin model). The chat turn holds such an
+// answer to `medium` at most: `high` promises an answer fitted to the
+// asker's situation, and quotations can be on the question and still
+// generic (docs/api.md). Wrappers (Traced, Metrics.Instrument) answer for
+// the provider they wrap.
+type Quoter interface {
+	QuotesOnly() bool
+}
+
+// QuotesOnly reports whether p's answers only quote the knowledge read
+// (Quoter).
+func QuotesOnly(p Provider) bool {
+	q, ok := p.(Quoter)
+	return ok && q.QuotesOnly()
+}
+
 // ToolCall is a request by the model to run one tool.
 type ToolCall struct {
 	ID        string

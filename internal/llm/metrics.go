@@ -77,6 +77,9 @@ type instrumented struct {
 // ReadsResults implements ResultReader for the provider it wraps.
 func (p *instrumented) ReadsResults() bool { return ReadsResults(p.Provider) }
 
+// QuotesOnly implements Quoter for the provider it wraps.
+func (p *instrumented) QuotesOnly() bool { return QuotesOnly(p.Provider) }
+
 func (p *instrumented) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()
 	resp, err := p.Provider.Complete(ctx, req)

@@ -41,6 +41,9 @@ type traced struct {
 // ReadsResults implements ResultReader for the provider it wraps.
 func (p *traced) ReadsResults() bool { return ReadsResults(p.Provider) }
 
+// QuotesOnly implements Quoter for the provider it wraps.
+func (p *traced) QuotesOnly() bool { return QuotesOnly(p.Provider) }
+
 func (p *traced) Complete(ctx context.Context, req Request) (Response, error) {
 	ctx, span := p.start(ctx, req)
 	resp, err := p.Provider.Complete(ctx, req)

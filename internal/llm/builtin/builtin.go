@@ -51,6 +51,10 @@ func New() *Provider { return &Provider{} }
 // chat turn's search and diagnosis results as values.
 func (*Provider) ReadsResults() bool { return true }
 
+// QuotesOnly implements llm.Quoter: every sentence the builtin asserts is
+// a sentence of the knowledge it cites.
+func (*Provider) QuotesOnly() bool { return true }
+
 // Name implements llm.Provider.
 func (*Provider) Name() string { return "builtin" }
 
