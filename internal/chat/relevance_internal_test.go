@@ -109,7 +109,8 @@ func TestSituationFitScalesRelevance(t *testing.T) {
 // TestSituationFit: knowledge written for the situation asked about fits
 // better than knowledge that shares no situation word, each entity counted
 // as often as the answer cites it; entities without situations (an
-// imported article) are left out, and with only those there is no fit.
+// imported article) are left out, and with only those there is no fit; an
+// entity the question names by its title fits.
 func TestSituationFit(t *testing.T) {
 	reading := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
 		{Stem: "refund", Word: "refund", Weight: 1, Specificity: 1},
@@ -138,6 +139,19 @@ func TestSituationFit(t *testing.T) {
 	}
 	if f := fit(map[assistant.Token]int{article.Token(): 2}); f != -1 {
 		t.Errorf("no situations: fit %v, want -1", f)
+	}
+
+	// A question that names an entity by its title ("what should a QBR
+	// contain?") fits it, whatever words its situations use.
+	qbr := Reading{Scope: tooling.Scope{InScope: true}, KeyTerms: []tooling.KeyTerm{
+		{Stem: "qbr", Word: "QBR", Weight: 1, Specificity: 1},
+		{Stem: "contain", Word: "contain", Weight: 1, Specificity: 1},
+	}}
+	review := assistant.Entity{Type: assistant.Framework, Slug: "review", Title: "Quarterly business review (QBR)",
+		WhenToUse: []string{"Executives stopped coming to our quarterly meetings with the client."}}
+	named := situationFit(qbr, specific, []assistant.Token{review.Token()}, map[assistant.Token]int{review.Token(): 1}, map[assistant.Token]assistant.Entity{review.Token(): review})
+	if named <= 0.3 {
+		t.Errorf("an entity the question names by its title: fit %v, want above 0.3", named)
 	}
 }
 

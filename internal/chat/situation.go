@@ -15,9 +15,9 @@ import (
 // Every entity of the knowledge base lists, under "When to use", the
 // situations it helps in, written in the words of the people in them
 // ("work stacks up in front of one machine"). For each cited entity we take
-// the situation closest to the question: the cosine between the question's
-// key terms, weighted by importance, and the situation's words, weighted by
-// how specific each is to the knowledge base. The fit is the mean of those
+// the situation closest to the question, its title counting as one: the
+// cosine between the question's key terms, weighted by importance, and the
+// situation's words, weighted by how specific each is to the knowledge base. The fit is the mean of those
 // over the cited entities, each counted as often as the answer cites it,
 // so an answer that leans on knowledge meant for another situation (call
 // staffing for an escalating customer, a hotel-review study for an email
@@ -47,7 +47,11 @@ func situationFit(r Reading, specific func(stem string) float64, cited []assista
 		if !ok || len(e.WhenToUse) == 0 {
 			continue
 		}
-		best := 0.0
+		// The title says what the entity is for as plainly as its
+		// situations do: a question that names it ("what should a QBR
+		// contain?") is one it is written for, in whatever words its
+		// situations are told.
+		best := cosineToQuestion(r, question, e.Title, specific)
 		for _, situation := range e.WhenToUse {
 			best = max(best, cosineToQuestion(r, question, situation, specific))
 		}
