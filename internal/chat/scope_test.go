@@ -678,7 +678,8 @@ func TestExplainingSectionsHoldNoInstructions(t *testing.T) {
 // nothing specific on; never an odd word of the question the cards
 // happen not to use ("salesy", "dark"), and never an industry that
 // several entities speak of (SaaS), which would be untrue of the
-// knowledge base however little the cited sentences say of it.
+// knowledge base however little the cited sentences say of it. A
+// follow-up does not name again a word only the first turn used.
 func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 	s, _ := fullService(t)
 	const note = "The knowledge base holds nothing specific on"
@@ -700,6 +701,24 @@ func TestPartialNoteNamesOnlyTheIndustry(t *testing.T) {
 		if strings.Contains(r.Response, `"saas"`) {
 			t.Errorf("%q: says the knowledge base holds nothing on SaaS:\n%s", c.question, r.Response)
 		}
+	}
+
+	// A later turn names no word that only the earlier turn used ("cnc"):
+	// the earlier answer was the place to say it.
+	first := "We run a CNC machine shop, 12 people, and the order backlog keeps growing. Do we buy another machine?"
+	answer, _, err := s.Run(context.Background(), chat.Request{Message: first, Mode: "operator"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, _, err := s.Run(context.Background(), chat.Request{
+		Message: "We timed setups like you said: about two hours each, and now jobs wait days for our one programmer. What next?", Mode: "operator",
+		History: []chat.HistoryItem{{Role: "user", Content: first}, {Role: "assistant", Content: answer.Response}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(later.Response, `"cnc"`) {
+		t.Errorf("a follow-up names again a word only the first turn used:\n%s", later.Response)
 	}
 }
 

@@ -55,7 +55,7 @@ func (t turn) compose() string {
 		// in them: say so before them, as the nearest the knowledge base
 		// has, rather than offering one sentence that reads as a refusal.
 		b.WriteString("The knowledge base holds nothing that speaks closely to this question; the nearest it has:\n\n")
-	} else if notes := t.industryWords(t.weighty(missing)); relevance < noteBelow && len(notes) > 0 {
+	} else if notes := t.saidNow(t.industryWords(t.weighty(missing))); relevance < noteBelow && len(notes) > 0 {
 		// Partly addressed: say plainly which industry the knowledge
 		// holds nothing specific on before what it does hold. (Any rare
 		// business word was named until a rater found most such notes
@@ -113,6 +113,26 @@ func (t turn) weighty(words []string) []string {
 	var out []string
 	for _, w := range words {
 		if named[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// saidNow keeps the words the message of this turn says, in the order
+// given. In a later turn of a conversation the reading holds the earlier
+// turns' words too; the earlier answer was the place to say what the
+// knowledge base holds nothing specific on, and saying it again of a word
+// the user did not repeat reads as the answer not listening (a rater of
+// the 66th set marked a follow-up down for it).
+func (t turn) saidNow(words []string) []string {
+	if !t.reading.FollowUp {
+		return words
+	}
+	said := textproc.Words(t.reading.Question)
+	var out []string
+	for _, w := range words {
+		if slices.Contains(said, strings.ToLower(w)) {
 			out = append(out, w)
 		}
 	}
