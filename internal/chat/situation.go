@@ -15,14 +15,16 @@ import (
 // Every entity of the knowledge base lists, under "When to use", the
 // situations it helps in, written in the words of the people in them
 // ("work stacks up in front of one machine"). For each cited entity we take
-// the situation closest to the question, its title counting as one: the
-// cosine between the question's key terms, weighted by importance, and the
-// situation's words, weighted by how specific each is to the knowledge base. The fit is the mean of those
-// over the cited entities, each counted as often as the answer cites it,
-// so an answer that leans on knowledge meant for another situation (call
-// staffing for an escalating customer, a hotel-review study for an email
-// that got no reply) fits less than one whose knowledge was written for
-// situations like the one asked about. docs/evaluation.md ("A situation
+// the situation closest to the question, its title counting as one (a
+// question that names it, "what should a QBR contain?", is one it is
+// written for, whatever words its situations use): the cosine between the
+// question's key terms, weighted by importance, and the situation's words,
+// weighted by how specific each is to the knowledge base. The fit is the
+// mean of those over the cited entities, each counted as often as the
+// answer cites it, so an answer that leans on knowledge meant for another
+// situation (call staffing for an escalating customer, a hotel-review study
+// for an email that got no reply) fits less than one whose knowledge was
+// written for situations like the one asked about. docs/evaluation.md ("A situation
 // fit in the confidence") gives how it ranks rated answers.
 //
 // cited are the tokens the answer cites, each once, in the answer's order
@@ -47,11 +49,7 @@ func situationFit(r Reading, specific func(stem string) float64, cited []assista
 		if !ok || len(e.WhenToUse) == 0 {
 			continue
 		}
-		// The title says what the entity is for as plainly as its
-		// situations do: a question that names it ("what should a QBR
-		// contain?") is one it is written for, in whatever words its
-		// situations are told.
-		best := cosineToQuestion(r, question, e.Title, specific)
+		best := cosineToQuestion(r, question, e.Title, specific) // the title is one situation
 		for _, situation := range e.WhenToUse {
 			best = max(best, cosineToQuestion(r, question, situation, specific))
 		}

@@ -43,35 +43,51 @@ type Message struct {
 
 // ResultReader is a Provider that reads a tool message's Result when it
 // has one, so that its caller need not encode the result as JSON for it
-// to decode (the builtin model). Wrappers that pass requests through
-// (Traced, Metrics.Instrument) answer for the provider they wrap.
+// to decode (the builtin model).
 type ResultReader interface {
 	ReadsResults() bool
 }
 
-// ReadsResults reports whether p reads tool results as values
-// (ResultReader).
-func ReadsResults(p Provider) bool {
-	r, ok := p.(ResultReader)
-	return ok && r.ReadsResults()
-}
+// ReadsResults reports whether p, or the provider it wraps (Wrapper),
+// reads tool results as values (ResultReader).
+func ReadsResults(p Provider) bool { return answers(p, ResultReader.ReadsResults) }
 
 // Quoter is a Provider whose answers only quote the knowledge the turn
 // read, in the order it finds best, and never work the asker's own
 // figures into them (the builtin model). The chat turn holds such an
 // answer to `medium` at most: `high` promises an answer fitted to the
 // asker's situation, and quotations can be on the question and still
-// generic (docs/api.md). Wrappers (Traced, Metrics.Instrument) answer for
-// the provider they wrap.
+// generic (docs/api.md).
 type Quoter interface {
 	QuotesOnly() bool
 }
 
-// QuotesOnly reports whether p's answers only quote the knowledge read
-// (Quoter).
-func QuotesOnly(p Provider) bool {
-	q, ok := p.(Quoter)
-	return ok && q.QuotesOnly()
+// QuotesOnly reports whether p's answers, or those of the provider it
+// wraps (Wrapper), only quote the knowledge read (Quoter).
+func QuotesOnly(p Provider) bool { return answers(p, Quoter.QuotesOnly) }
+
+// Wrapper is a Provider that passes requests through to another (Traced,
+// Metrics.Instrument): what the provider it wraps can do, it can do, so
+// the questions above are asked of the wrapped one.
+type Wrapper interface {
+	Unwrap() Provider
+}
+
+// answers asks a question of p (ResultReader.ReadsResults, say), or of
+// the provider it wraps when p does not answer it itself; false when no
+// provider in the chain does.
+func answers[C any](p Provider, ask func(C) bool) bool {
+	for p != nil {
+		if c, ok := p.(C); ok {
+			return ask(c)
+		}
+		w, ok := p.(Wrapper)
+		if !ok {
+			return false
+		}
+		p = w.Unwrap()
+	}
+	return false
 }
 
 // ToolCall is a request by the model to run one tool.

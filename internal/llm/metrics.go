@@ -74,11 +74,8 @@ type instrumented struct {
 	model string
 }
 
-// ReadsResults implements ResultReader for the provider it wraps.
-func (p *instrumented) ReadsResults() bool { return ReadsResults(p.Provider) }
-
-// QuotesOnly implements Quoter for the provider it wraps.
-func (p *instrumented) QuotesOnly() bool { return QuotesOnly(p.Provider) }
+// Unwrap implements Wrapper.
+func (p *instrumented) Unwrap() Provider { return p.Provider }
 
 func (p *instrumented) Complete(ctx context.Context, req Request) (Response, error) {
 	start := time.Now()

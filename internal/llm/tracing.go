@@ -38,11 +38,8 @@ type traced struct {
 	model, name string
 }
 
-// ReadsResults implements ResultReader for the provider it wraps.
-func (p *traced) ReadsResults() bool { return ReadsResults(p.Provider) }
-
-// QuotesOnly implements Quoter for the provider it wraps.
-func (p *traced) QuotesOnly() bool { return QuotesOnly(p.Provider) }
+// Unwrap implements Wrapper.
+func (p *traced) Unwrap() Provider { return p.Provider }
 
 func (p *traced) Complete(ctx context.Context, req Request) (Response, error) {
 	ctx, span := p.start(ctx, req)
