@@ -11,6 +11,7 @@ import (
 
 	"github.com/constraintlab/assistant/internal/assistant"
 	"github.com/constraintlab/assistant/internal/diagnose"
+	"github.com/constraintlab/assistant/internal/knowledge"
 	"github.com/constraintlab/assistant/internal/llm"
 	"github.com/constraintlab/assistant/internal/memo"
 	"github.com/constraintlab/assistant/internal/textproc"
@@ -369,7 +370,8 @@ func (tb *toolbox) entity(ctx context.Context, a EntityArgs) (any, string, strin
 // entityResult is get_entity's answer when token t finds e.
 func entityResult(t assistant.Token, e assistant.Entity) EntityResult {
 	res := EntityResult{Token: t.String(), Found: true, Title: e.Title, Authors: e.Authors, Year: e.Year, Summary: e.Summary,
-		KeyIdeas: e.KeyIdeas, WhenToUse: e.WhenToUse, Pitfalls: e.Pitfalls, Archetypes: e.Archetypes}
+		KeyIdeas: e.KeyIdeas, WhenToUse: e.WhenToUse, Pitfalls: e.Pitfalls, Archetypes: e.Archetypes,
+		Presumes: knowledge.DefaultPremises().Of(e.Token())}
 	for _, r := range e.Related {
 		res.Related = append(res.Related, r.String())
 	}

@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,4 +146,46 @@ func (s lookupStore) Lookup(context.Context) (func(assistant.Token) (assistant.E
 		e, ok := s.entities[t]
 		return e, ok
 	}, nil
+}
+
+func TestEmbeddedPremisesFitTheCorpus(t *testing.T) {
+	premises := knowledge.DefaultPremises()
+	if len(premises) == 0 {
+		t.Fatal("no premises: the cards written for one precondition would answer any question again")
+	}
+	files, err := knowledge.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range premises.Check(files) {
+		t.Error(p)
+	}
+	champion := assistant.Token{Type: assistant.Framework, Slug: "champion-departure-recovery"}
+	if !slices.Contains(premises.Of(champion), "champion") {
+		t.Errorf("premises of %s = %v, want the word champion among them", champion, premises.Of(champion))
+	}
+}
+
+func TestPremisesRefuseMistakes(t *testing.T) {
+	for _, bad := range []string{
+		"not-a-token: [x]",
+		"framework:theory-of-constraints: []",
+		"framework:theory-of-constraints: [\"--\"]",
+		"framework:theory-of-constraints: x: y",
+	} {
+		if _, err := knowledge.ParsePremises([]byte(bad)); err == nil {
+			t.Errorf("ParsePremises(%q) = nil error, want one", bad)
+		}
+	}
+	p, err := knowledge.ParsePremises([]byte("framework:no-such-thing: [gone]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := knowledge.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := p.Check(files); len(problems) != 1 || !strings.Contains(problems[0].Error(), "no-such-thing") {
+		t.Errorf("Check = %v, want the missing token", problems)
+	}
 }

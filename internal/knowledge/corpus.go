@@ -56,7 +56,7 @@ func ReadDir(fsys fs.FS) ([]File, error) {
 	return files, err
 }
 
-// LoadEmbedded validates the embedded corpus and its aliases and
+// LoadEmbedded validates the embedded corpus, its aliases and premises, and
 // synchronises the corpus into the store. An invalid corpus is a build
 // defect, so it is refused as a whole.
 func LoadEmbedded(ctx context.Context, store assistant.KnowledgeStore) (assistant.SyncResult, error) {
@@ -77,6 +77,9 @@ func LoadEmbedded(ctx context.Context, store assistant.KnowledgeStore) (assistan
 	}
 	if problems := aliases.Check(files); len(problems) > 0 {
 		return assistant.SyncResult{}, fmt.Errorf("the embedded knowledge base's aliases are invalid: %w", errors.Join(problems...))
+	}
+	if problems := DefaultPremises().Check(files); len(problems) > 0 {
+		return assistant.SyncResult{}, fmt.Errorf("the embedded knowledge base's premises are invalid: %w", errors.Join(problems...))
 	}
 	entities := make([]assistant.Entity, len(files))
 	for i, f := range files {

@@ -162,7 +162,7 @@ func parse(data []byte) (map[string]Persona, error) {
 			s := &p.Situations[i]
 			for _, cue := range s.Cues {
 				// Cues of one stem count once ("renewal", "renew").
-				if st := stems(cue); !slices.ContainsFunc(s.cues, func(c []string) bool { return slices.Equal(c, st) }) {
+				if st := textproc.Stems(cue); !slices.ContainsFunc(s.cues, func(c []string) bool { return slices.Equal(c, st) }) {
 					s.cues = append(s.cues, st)
 				}
 			}
@@ -218,16 +218,6 @@ func (p Persona) check() error {
 	return nil
 }
 
-// stems returns the stems of a phrase's words, stop words included, so a
-// cue such as "not now" keeps both words.
-func stems(phrase string) []string {
-	var out []string
-	for _, w := range textproc.Words(phrase) {
-		out = append(out, textproc.Stem(w))
-	}
-	return out
-}
-
 // Recognise returns the persona's situation whose cues the question shows
 // most (the first listed on a tie), or the zero Situation. words are the
 // question's words (textproc.Words).
@@ -240,7 +230,7 @@ func (p Persona) Recognise(words []string) Situation {
 	for _, s := range p.Situations {
 		n := 0
 		for _, cue := range s.cues {
-			if containsRun(text, cue) {
+			if textproc.ContainsRun(text, cue) {
 				n++
 			}
 		}
@@ -259,16 +249,4 @@ func (p Persona) Situation(id string) Situation {
 		}
 	}
 	return Situation{}
-}
-
-func containsRun(text, run []string) bool {
-	if len(run) == 0 {
-		return false
-	}
-	for i := 0; i+len(run) <= len(text); i++ {
-		if slices.Equal(text[i:i+len(run)], run) {
-			return true
-		}
-	}
-	return false
 }

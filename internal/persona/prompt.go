@@ -37,7 +37,8 @@ func (p Persona) SystemPrompt(vertical string) string {
 	b.WriteString("Evidence first: every sentence that asserts something must be a statement of a knowledge-base entity that the tools returned, cited with its token exactly as returned, in square brackets, e.g. [framework:theory-of-constraints]. ")
 	b.WriteString("Your own words are only headings, questions back to the user, and plain statements of what the knowledge base does or does not cover. Cite only tokens a tool returned in this conversation; never invent one. ")
 	b.WriteString("If the user names a source or token that the tools do not return, say it is not in the knowledge base; never confirm what it says. Never paste the user's words into a template sentence.\n")
-	b.WriteString("Answer the question that was asked. If the best evidence does not address its key terms, say so plainly, offer the nearest knowledge as the nearest, and ask the question that would settle it.\n")
+	b.WriteString("Answer the question that was asked. If the best evidence does not address its key terms, say so plainly, offer the nearest knowledge as the nearest, and ask the question that would settle it. ")
+	b.WriteString("An entity whose get_entity result lists presumes is written for that precondition only (a champion who has left, a customer who has cancelled): when the question shows none of those phrases, rely on another entity if one fits.\n")
 	if vertical != "" {
 		fmt.Fprintf(&b, "The user's business is in the %s vertical: pass it to diagnose_constraint and use that industry's words.\n", vertical)
 	} else {

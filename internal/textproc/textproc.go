@@ -25,6 +25,33 @@ func Words(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
+// Stems returns the stems of text's words (Words, Stem), in order, stop
+// words included (a phrase such as "not now" keeps both words): the form
+// in which a phrase is looked for in a question (ContainsRun).
+func Stems(text string) []string {
+	words := Words(text)
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = Stem(w)
+	}
+	return out
+}
+
+// ContainsRun reports whether run occurs in text as consecutive elements
+// (both lists of stems, Stems): a phrase of the question, whatever its
+// word forms. An empty run occurs nowhere.
+func ContainsRun(text, run []string) bool {
+	if len(run) == 0 {
+		return false
+	}
+	for i := 0; i+len(run) <= len(text); i++ {
+		if slices.Equal(text[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
+}
+
 // WordCount is len(Words(text)), counted without building the list.
 func WordCount(text string) int {
 	if !isASCII(text) {

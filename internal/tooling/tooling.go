@@ -78,6 +78,11 @@ type EntityResult struct {
 	Pitfalls   []string `json:"pitfalls,omitempty"`
 	Archetypes []string `json:"archetypes,omitempty"`
 	Related    []string `json:"related,omitempty"`
+	// Presumes lists, for an entity written for one precondition (a
+	// champion who has left, a customer who has cancelled), the phrases
+	// that show it: used for a question that shows none of them, it
+	// answers a situation the asker is not in (knowledge.Premises).
+	Presumes []string `json:"presumes,omitempty"`
 }
 
 // DiagnoseArgs are the arguments of diagnose_constraint.

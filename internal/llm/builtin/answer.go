@@ -560,7 +560,9 @@ func (t turn) howTo(article entityResult) string {
 // search ranked below its first few hits while its title holds none of
 // the question's key terms (searchTop), is left out (unless the question
 // names it), so an entity the search ranked for a generic word does not
-// speak; one a clear diagnosis applies to the situation stays.
+// speak; one a clear diagnosis applies to the situation stays. A
+// framework written for a precondition the question does not show
+// (entityResult.Presumes) stays out too, whenever another may speak.
 func (t turn) fitting(p *picker) []*entityResult {
 	if p.fitting == nil {
 		p.fitting = t.byFit(p)
@@ -580,11 +582,15 @@ func (t turn) byFit(p *picker) []*entityResult {
 		// applied by a clear diagnosis
 		always bool
 		aside  bool // off the search's first hits and its title off the question
+		// presumed: written for a precondition the question does not
+		// show (premiseUnshown)
+		presumed bool
 	}
 	var list []scored
 	best, bestWritten := 0.0, 0.0
 	situation := textproc.SharedTerms(t.reading.SituationTerms)
 	leads := t.diagnosisLeads()
+	var question []string // the stems of what was asked, once a framework presumes something
 	for _, e := range t.all() {
 		sentences, title := p.sentencesOf(e), analyse(e.Title).terms
 		// A scan rather than a set: the question has a handful of key
@@ -615,14 +621,34 @@ func (t turn) byFit(p *picker) []*entityResult {
 		named := t.named(e.Title)
 		_, diagnosed := p.applied[e.Token]
 		always := named || diagnosed && leads
-		list = append(list, scored{e, fit, order, written, named, always, aside})
-		// A framework that stays out sets no bar for the others: the best
-		// fit and the best written-for are those of the frameworks that
-		// may speak.
-		if always || !aside {
-			best = max(best, fit)
-			if written >= 0 {
-				bestWritten = max(bestWritten, written)
+		presumed := false
+		if len(e.Presumes) > 0 {
+			if question == nil {
+				question = textproc.Stems(t.reading.Search)
+			}
+			presumed = !shows(question, e.Presumes)
+		}
+		list = append(list, scored{e, fit, order, written, named, always, aside, presumed})
+	}
+	// A framework written for a precondition the question does not show
+	// (steps for a champion who has left, asked about a missed delivery)
+	// answers a situation the asker is not in: it stays out, unless the
+	// question names it or no framework that presumes nothing (or what
+	// the question shows) may speak instead.
+	if slices.ContainsFunc(list, func(s scored) bool { return !s.presumed && (s.always || !s.aside) }) {
+		for i := range list {
+			if list[i].presumed && !list[i].named {
+				list[i].aside, list[i].always = true, false
+			}
+		}
+	}
+	// A framework that stays out sets no bar for the others: the best fit
+	// and the best written-for are those of the frameworks that may speak.
+	for _, s := range list {
+		if s.always || !s.aside {
+			best = max(best, s.fit)
+			if s.written >= 0 {
+				bestWritten = max(bestWritten, s.written)
 			}
 		}
 	}
@@ -658,6 +684,15 @@ func (t turn) byFit(p *picker) []*entityResult {
 		}
 	}
 	return out
+}
+
+// shows reports whether a question's stems (textproc.Stems) hold one of
+// the phrases, each matched by its stems in order ("cancel" shows in "they
+// cancelled").
+func shows(question []string, phrases []string) bool {
+	return slices.ContainsFunc(phrases, func(phrase string) bool {
+		return textproc.ContainsRun(question, textproc.Stems(phrase))
+	})
 }
 
 // situationFit is the share of the situation's words (the stems of

@@ -240,6 +240,45 @@ func TestAFrameworkSetAsideSetsNoBar(t *testing.T) {
 	}
 }
 
+// TestFrameworksPresumingWhatIsNotShownStayOut: a framework written for a
+// precondition (a champion who has left) stays out of an answer to a
+// question that does not show it, though it fits the question's words
+// best; it speaks when the question shows the precondition in any word
+// form, when the question names it, and when nothing else could speak.
+func TestFrameworksPresumingWhatIsNotShownStayOut(t *testing.T) {
+	champion := entityResult{Token: "framework:champion-departure", Title: "Champion departure",
+		KeyIdeas:  []string{"Before the renewal, ask the departed champion to introduce you to the successor and the renewal signer."},
+		WhenToUse: []string{"Our champion quit weeks before the renewal."},
+		Presumes:  []string{"champion", "sponsor left"}}
+	escalation := entityResult{Token: "framework:escalation", Title: "Escalation calls",
+		KeyIdeas:  []string{"Open the renewal call by owning the missed pickups before any plan."},
+		WhenToUse: []string{"A client escalated missed pickups to our chief executive."}}
+	for _, c := range []struct {
+		name     string
+		question string
+		words    []string
+		read     []entityResult
+		want     string
+	}{
+		{"not shown", "Missed pickups before the renewal: how do I run the call?", []string{"renewal", "pickups", "successor"},
+			[]entityResult{champion, escalation}, "framework:escalation"},
+		{"shown in another word form", "Our sponsor left and missed pickups hurt the renewal.", []string{"renewal", "pickups", "successor"},
+			[]entityResult{champion, escalation}, "framework:champion-departure framework:escalation"},
+		{"named", "How does champion departure work before a renewal?", []string{"champion", "departure", "renewal"},
+			[]entityResult{champion, escalation}, "framework:champion-departure"},
+		{"nothing else", "Missed pickups before the renewal: who is the successor?", []string{"renewal", "successor"},
+			[]entityResult{champion}, "framework:champion-departure"},
+	} {
+		tr := turnFor(c.words, nil, c.read...)
+		tr.reading.Search = c.question
+		got := frameworksThatSpeak(tr)
+		slices.Sort(got)
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: frameworks that speak: %v, want %s", c.name, got, c.want)
+		}
+	}
+}
+
 // TestAskedQuestionsLoseTheirLead: under a heading that already says they
 // are questions, a card's list is quoted from its first question on.
 func TestAskedQuestionsLoseTheirLead(t *testing.T) {

@@ -46,6 +46,7 @@ type entityResult struct {
 	WhenToUse  []string `json:"when_to_use,omitempty"`
 	Pitfalls   []string `json:"pitfalls,omitempty"`
 	Archetypes []string `json:"archetypes,omitempty"`
+	Presumes   []string `json:"presumes,omitempty"`
 }
 
 // diagnoseResult is what is read of a tooling.DiagnoseResult.
