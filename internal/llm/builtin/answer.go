@@ -691,9 +691,28 @@ func (t turn) byFit(p *picker) []*entityResult {
 // cancelled").
 func shows(question []string, phrases []string) bool {
 	return slices.ContainsFunc(phrases, func(phrase string) bool {
-		return textproc.ContainsRun(question, textproc.Stems(phrase))
+		run := textproc.Stems(phrase)
+		for i := 0; len(run) > 0 && i+len(run) <= len(question); i++ {
+			if slices.Equal(question[i:i+len(run)], run) && !negated(question, i) {
+				return true
+			}
+		}
+		return false
 	})
 }
+
+// negated reports whether one of the two words before position i of a
+// question's stems denies what follows ("without hiring", "we haven't
+// lost any", "never cancelled"): a phrase said that way shows the
+// opposite of the precondition.
+func negated(question []string, i int) bool {
+	return slices.ContainsFunc(question[max(0, i-2):i], func(stem string) bool { return negators[stem] })
+}
+
+// negators are the stems of the words that deny the phrase after them;
+// "t" is what remains of "n't" once the words are split ("can't" is can,
+// t).
+var negators = map[string]bool{"without": true, "no": true, "not": true, "never": true, "t": true, "cannot": true, "nor": true}
 
 // situationFit is the share of the situation's words (the stems of
 // reading.SituationTerms) that an entity's sentences or title hold; 0

@@ -264,6 +264,8 @@ func TestFrameworksPresumingWhatIsNotShownStayOut(t *testing.T) {
 			[]entityResult{champion, escalation}, "framework:escalation"},
 		{"shown in another word form", "Our sponsor left and missed pickups hurt the renewal.", []string{"renewal", "pickups", "successor"},
 			[]entityResult{champion, escalation}, "framework:champion-departure framework:escalation"},
+		{"denied", "Without a champion change, how do I handle missed pickups before the renewal?", []string{"renewal", "pickups", "successor"},
+			[]entityResult{champion, escalation}, "framework:escalation"},
 		{"named", "How does champion departure work before a renewal?", []string{"champion", "departure", "renewal"},
 			[]entityResult{champion, escalation}, "framework:champion-departure"},
 		{"nothing else", "Missed pickups before the renewal: who is the successor?", []string{"renewal", "successor"},
