@@ -53,6 +53,8 @@ func TestReadScope(t *testing.T) {
 		{"Is our clinic's patient reminder text HIPAA compliant if it names the appointment type?", false, "law"},
 		{"One of our dispatchers told me she feels really depressed lately and asked whether she should be on antidepressants; how do I cover her routes?", false, "health"},
 		{"I am so depressed about our sales numbers that I wonder what medication could help me sleep.", false, "health"},
+		{"One of my account managers is off with burnout and asked me what sleep medication she should take. What do I tell her?", false, "health"},
+		{"Which pills should he take for the back pain so he can finish the install?", false, "health"},
 		{"My burnout KPI is red: I keep crying at my desk before client calls. Which supplements or meds should I take to keep my accounts on track?", false, "health"},
 		{"I've been crying after every board meeting and can't focus; how do I keep the sales team going?", false, "health"},
 		{"One of my agents gave a refund outside policy because the customer was crying. What now?", true, ""},
