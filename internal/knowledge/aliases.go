@@ -59,10 +59,7 @@ func ParseAliases(data []byte) (Aliases, error) {
 // Check reports the aliases that do not fit the corpus of files: an alias
 // whose token still belongs to an entity, or whose target does not exist.
 func (a Aliases) Check(files []File) []error {
-	tokens := map[assistant.Token]bool{}
-	for _, f := range files {
-		tokens[f.Entity.Token()] = true
-	}
+	tokens := tokensOf(files)
 	var problems []error
 	for _, from := range slices.SortedFunc(maps.Keys(a), compareTokens) {
 		switch to := a[from]; {
@@ -73,6 +70,15 @@ func (a Aliases) Check(files []File) []error {
 		}
 	}
 	return problems
+}
+
+// tokensOf is the set of the files' entity tokens.
+func tokensOf(files []File) map[assistant.Token]bool {
+	tokens := make(map[assistant.Token]bool, len(files))
+	for _, f := range files {
+		tokens[f.Entity.Token()] = true
+	}
+	return tokens
 }
 
 func compareTokens(x, y assistant.Token) int { return strings.Compare(x.String(), y.String()) }

@@ -73,10 +73,7 @@ func ParsePremises(data []byte) (Premises, error) {
 // Check reports the premises that do not fit the corpus of files: one
 // whose token belongs to no entity.
 func (p Premises) Check(files []File) []error {
-	tokens := map[assistant.Token]bool{}
-	for _, f := range files {
-		tokens[f.Entity.Token()] = true
-	}
+	tokens := tokensOf(files)
 	var problems []error
 	for _, t := range slices.SortedFunc(maps.Keys(p), compareTokens) {
 		if !tokens[t] {
