@@ -40,12 +40,17 @@ func Stems(text string) []string {
 // ContainsRun reports whether run occurs in text as consecutive elements
 // (both lists of stems, Stems): a phrase of the question, whatever its
 // word forms. An empty run occurs nowhere.
-func ContainsRun(text, run []string) bool {
+func ContainsRun(text, run []string) bool { return ContainsRunWhere(text, run, nil) }
+
+// ContainsRunWhere is ContainsRun counting only the occurrences whose
+// position in text keep accepts (all of them when keep is nil): a phrase
+// said in a way that denies it, say.
+func ContainsRunWhere(text, run []string, keep func(at int) bool) bool {
 	if len(run) == 0 {
 		return false
 	}
 	for i := 0; i+len(run) <= len(text); i++ {
-		if slices.Equal(text[i:i+len(run)], run) {
+		if slices.Equal(text[i:i+len(run)], run) && (keep == nil || keep(i)) {
 			return true
 		}
 	}
