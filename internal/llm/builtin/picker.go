@@ -48,9 +48,10 @@ var authorGoesAbout = regexp.MustCompile(`^(reviews|walks through|surveys|examin
 // danglingOpener finds a sentence that opens by pointing back at the one
 // before it ("It...", "They...", "All three...", "This approach...", "The
 // result...", "Each group...", "Hotels also...", "For an owner ..., it
-// gives...", "For anyone setting prices, ..., it explains..."): quoted on
-// its own, what it points at is missing.
-var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|Each (group|kind|type|one)|All (of them|two|three|four|five|six|seven)|The result)\b|^\S+ also\b|^(For|To) [^.]{3,200}?, it [a-z]+s\b`)
+// gives...", "For anyone setting prices, ..., it explains...", "Building
+// on prospect theory, he also derived...", "Most startups, he found,
+// ..."): quoted on its own, what it points at is missing.
+var danglingOpener = regexp.MustCompile(`^(It|Its|It.s|Then|They|Their|Them|These|Those|This|That|Both|Such|He|She|His|Her|Each of (them|these)|Each (group|kind|type|one)|All (of them|two|three|four|five|six|seven)|The result)\b|^\S+ also\b|^(For|To) [^.]{3,200}?, it [a-z]+s\b|^[A-Z][^.]{2,160}?, (he|she) \b`)
 
 // pointsElsewhere finds a sentence that names another entry of the
 // knowledge base as such ("SMED, a separate entry, shortens each

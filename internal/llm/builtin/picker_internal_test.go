@@ -29,6 +29,8 @@ func TestDanglingSentencesAreNotQuoted(t *testing.T) {
 			"Each group calls for a different owner and a different number.",
 			"For an owner with a team of ten, it gives a weekly rhythm without long reports.",
 			"For anyone running reviews, planning a budget or setting targets, it explains why the numbers drift.",
+			"Building on weekly reviews, he also derived a rule for reviewing the numbers monthly.",
+			"Most owners, she found, review the numbers only when the month closes.",
 		},
 	}
 	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
@@ -54,6 +56,8 @@ func TestDanglingSentencesAreNotQuoted(t *testing.T) {
 		"Each group calls for a different owner and a different number.",
 		"For an owner with a team of ten, it gives a weekly rhythm without long reports.",
 		"For anyone running reviews, planning a budget or setting targets, it explains why the numbers drift.",
+		"Building on weekly reviews, he also derived a rule for reviewing the numbers monthly.",
+		"Most owners, she found, review the numbers only when the month closes.",
 	} {
 		if got[dangling] {
 			t.Errorf("%q offered on its own", dangling)
