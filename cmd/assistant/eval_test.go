@@ -139,6 +139,7 @@ func TestNewEntitiesAreFound(t *testing.T) {
 		"retrieval_new_entities_14.tsv":  12,
 		"retrieval_new_entities_15.tsv":  3,
 		"retrieval_new_entities_16.tsv":  9,
+		"retrieval_new_entities_17.tsv":  3,
 	}
 	for file, rows := range queries {
 		got := evalRetrievalJSON(t, filepath.Join("..", "..", "eval", file))
