@@ -172,6 +172,7 @@ func TestPremisesRefuseMistakes(t *testing.T) {
 		"framework:theory-of-constraints: []",
 		"framework:theory-of-constraints: [\"--\"]",
 		"framework:theory-of-constraints: x: y",
+		"framework:theory-of-constraints: [shift, shifts]",
 	} {
 		if _, err := knowledge.ParsePremises([]byte(bad)); err == nil {
 			t.Errorf("ParsePremises(%q) = nil error, want one", bad)

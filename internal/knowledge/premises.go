@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -44,8 +45,10 @@ func DefaultPremises() Premises { return premises }
 func (p Premises) Of(t assistant.Token) []string { return p[t] }
 
 // ParsePremises reads a YAML map of citation token to phrases. Every key
-// must be a well-formed token with at least one phrase, and every phrase
-// must hold a word.
+// must be a well-formed token with at least one phrase, every phrase must
+// hold a word, and no phrase may have the stems of another phrase of the
+// same entity: phrases are matched by their stems, so "shifts" beside
+// "shift" would match nothing the first does not.
 func ParsePremises(data []byte) (Premises, error) {
 	var raw map[string][]string
 	if err := yaml.Unmarshal(data, &raw); err != nil {
@@ -60,10 +63,17 @@ func ParsePremises(data []byte) (Premises, error) {
 		if len(raw[key]) == 0 {
 			return nil, fmt.Errorf("premises: %s lists no phrase", key)
 		}
+		said := make(map[string]string, len(raw[key])) // a phrase's stems -> the phrase
 		for _, phrase := range raw[key] {
-			if len(textproc.Words(phrase)) == 0 {
+			stems := textproc.Stems(phrase)
+			if len(stems) == 0 {
 				return nil, fmt.Errorf("premises: %s has a phrase with no word (%q)", key, phrase)
 			}
+			run := strings.Join(stems, " ")
+			if earlier, ok := said[run]; ok {
+				return nil, fmt.Errorf("premises: %s lists %q, which matches what %q does", key, phrase, earlier)
+			}
+			said[run] = phrase
 		}
 		out[t] = slices.Clip(raw[key])
 	}
