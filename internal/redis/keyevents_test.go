@@ -173,3 +173,30 @@ func TestSubscriptionWaitsForRedis(t *testing.T) {
 	announcer.Announce(context.Background(), id)
 	refusedWithin(t, listener, plaintext, time.Second)
 }
+
+// TestIdleSubscriptionKeepsItsConnection: an idle subscriber pings Redis
+// every HealthCheck and keeps its connection while the pongs come back
+// (a ping unanswered in time would replace it). Over twenty health checks
+// a few replacements are tolerated for a loaded machine; reading every
+// idle read's timeout as a failure would make about ten.
+func TestIdleSubscriptionKeepsItsConnection(t *testing.T) {
+	m := miniredis.RunT(t)
+	url := "redis://" + m.Addr()
+	prefix := uniquePrefix(t)
+	store := &keyStore{keys: map[string]assistant.APIKey{}}
+	listener := startVerifier(t, store, url, prefix)
+	announcer := startVerifier(t, store, url, prefix)
+	subscribers(t, url, prefix, 2)
+	before := m.TotalConnectionCount()
+	time.Sleep(2 * time.Second) // twenty health checks
+	if extra := m.TotalConnectionCount() - before; extra > 5 {
+		t.Errorf("%d new connections over twenty idle health checks, want at most 5", extra)
+	}
+	plaintext, id := store.create()
+	if _, err := listener.Verify(context.Background(), plaintext); err != nil {
+		t.Fatal(err)
+	}
+	store.revoke(id)
+	announcer.Announce(context.Background(), id)
+	refusedWithin(t, listener, plaintext, time.Second)
+}
