@@ -63,7 +63,7 @@ func Read(message string, history []HistoryItem, p Persona, words Words) Reading
 		r.TriedTerms = textproc.Terms(tried)
 	}
 	if !textproc.IsEnglish(search) {
-		if words := textproc.TranslateBusinessWords(search); len(words) > 0 {
+		if words := understoodIn(search, lex); len(words) > 0 {
 			search = strings.Join(words, " ")
 		}
 	}

@@ -509,3 +509,23 @@ func TestReadQuotedWords(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAnotherLanguage: a question in another language is searched by
+// the English of its glossary words and by the English business words it
+// uses as they are ("tickets", "churn"), and the answer's preface can say
+// which: none of them is lost because the sentence around them is not
+// English.
+func TestReadAnotherLanguage(t *testing.T) {
+	r := chat.Read("Tenemos 900 tickets abiertos y el churn subió; la cocina se satura los viernes. ¿Qué hago primero?", nil, operator(t), chat.Words{})
+	for _, w := range []string{"tickets", "churn", "kitchen", "overloaded"} {
+		if !slices.Contains(r.Scope.Understood, w) {
+			t.Errorf("%q is not understood: %v", w, r.Scope.Understood)
+		}
+		if !slices.ContainsFunc(r.KeyTerms, func(k tooling.KeyTerm) bool { return k.Stem == textproc.Stem(w) }) {
+			t.Errorf("%q is not a key term of the search: %v", w, r.KeyTerms)
+		}
+	}
+	if slices.Contains(r.Scope.Understood, "tenemos") {
+		t.Errorf("a Spanish word is read as English: %v", r.Scope.Understood)
+	}
+}

@@ -247,14 +247,33 @@ func counted(words []string, phrase string) bool {
 	return false
 }
 
+// understoodIn is what a question in another language is understood to be
+// about: the English for the business words of the glossary, then the
+// English business words it uses as they are ("tickets", "churn", "demo"),
+// each once.
+func understoodIn(text string, lex *lexicon) []string {
+	out := textproc.TranslateBusinessWords(text)
+	words := textproc.Words(text)
+	stems := make([]string, len(words))
+	for i, w := range words {
+		stems[i] = textproc.Stem(w)
+	}
+	for _, w := range lex.business.matches(words, stems) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func assessText(text string) Scope {
 	lex := loadLexicon()
 	s := Scope{Language: textproc.Language(text)}
 	words := textproc.Words(text)
 	written := len(words) // the message's own words, before any translation
 	if s.Language != "en" && s.Language != "" {
-		s.Understood = textproc.TranslateBusinessWords(text)
-		words = append(words, s.Understood...)
+		words = append(words, textproc.TranslateBusinessWords(text)...)
+		s.Understood = understoodIn(text, lex)
 	}
 	stems := make([]string, len(words))
 	for i, w := range words {
