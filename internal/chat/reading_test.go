@@ -138,6 +138,8 @@ func TestReadScope(t *testing.T) {
 		{"I just got an offer for a customer success manager role at 70k base. How much should I counter with?", false, "job-application"},
 		{"We invoice a French client for consulting from our Irish company; how much VAT should the invoice carry?", false, "tax"},
 		{"Do I put VAT on invoices to customers in other EU countries?", false, "tax"},
+		{"An Australian buyer asks us to bill them without GST since the goods leave the country; can we, and which rate applies if not?", false, "tax"},
+		{"Is our training course zero-rated for VAT when we sell it to a charity?", false, "tax"},
 		{"Our prices are shown plus tax and buyers abandon at checkout; how much does showing the full price help?", true, ""},
 		{"What should I ask for when I counter the offer? They said 90k salary for the sales lead job.", false, "job-application"},
 		{"A customer got an offer from a competitor at 20% less; how do I keep the account?", true, ""},
