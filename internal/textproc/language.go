@@ -194,7 +194,7 @@ var glossary = func() map[string]string {
 		"meeting":      "reunión reuniones réunion réunions besprechung riunione riunioni reunião reuniões vergadering",
 		"conversation": "conversación gespräch gespräche conversazione conversa gesprek",
 		"reviews":      "reseñas opiniones bewertungen bewertung recensioni avaliações recensies",
-		"lose":         "perder perdemos perdre perdons verlieren verlieren perdere perdiamo verliezen",
+		"lose":         "perder perdemos perdre perdons verlieren perdere perdiamo verliezen",
 		"reduce":       "reducir réduire reduzieren ridurre reduzir verminderen",
 		"turnover":     "rotación fluktuation rotatividade verloop",
 		"clothes":      "ropa vêtements kleidung abbigliamento roupa roupas kleding",
