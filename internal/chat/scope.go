@@ -252,12 +252,13 @@ func counted(words []string, phrase string) bool {
 // English business words it uses as they are ("tickets", "churn", "demo"),
 // each once.
 func understoodIn(text string, lex *lexicon) []string {
-	out := textproc.TranslateBusinessWords(text)
-	words := textproc.Words(text)
-	stems := make([]string, len(words))
-	for i, w := range words {
-		stems[i] = textproc.Stem(w)
-	}
+	return withLoanwords(textproc.TranslateBusinessWords(text), textproc.Words(text), textproc.Stems(text), lex)
+}
+
+// withLoanwords adds to translated the English business words among words
+// (with their stems), each once.
+func withLoanwords(translated, words, stems []string, lex *lexicon) []string {
+	out := translated
 	for _, w := range lex.business.matches(words, stems) {
 		if !slices.Contains(out, w) {
 			out = append(out, w)
@@ -271,13 +272,18 @@ func assessText(text string) Scope {
 	s := Scope{Language: textproc.Language(text)}
 	words := textproc.Words(text)
 	written := len(words) // the message's own words, before any translation
-	if s.Language != "en" && s.Language != "" {
-		words = append(words, textproc.TranslateBusinessWords(text)...)
-		s.Understood = understoodIn(text, lex)
+	foreign := s.Language != "en" && s.Language != ""
+	var translated []string
+	if foreign {
+		translated = textproc.TranslateBusinessWords(text)
+		words = append(words, translated...)
 	}
 	stems := make([]string, len(words))
 	for i, w := range words {
 		stems[i] = textproc.Stem(w)
+	}
+	if foreign {
+		s.Understood = withLoanwords(translated, words[:written], stems[:written], lex)
 	}
 	strong := lex.business.matches(words, stems)
 	halves := 0 // the weak words that weigh half
