@@ -73,14 +73,20 @@ import (
 // the `medium` ones (2.89 of 5 over 28 answers, against 2.35 for the 85
 // the search did not agree with).
 //
-// An answer to a later turn of a conversation is `low` at most, and its
-// score is scaled by followUpScale, so it ranks below a first turn's
-// answer of the same relevance: it is drawn from what the knowledge holds
-// beyond what the first answer offered, and blind ratings found it no
-// more useful where the rest of the confidence said `medium` (42 dev
-// follow-up answers rated in pairs averaged 1.90 of 5 at medium, 1.86 at
-// low, against 2.60 and 2.28 for first turns; docs/evaluation.md, "Tenth
-// session").
+// An answer to a later turn of a conversation is `low` at most: it is
+// drawn from what the knowledge holds beyond what the first answer
+// offered, and blind ratings found it no more useful where the rest of
+// the confidence said `medium` (42 dev follow-up answers rated in pairs
+// averaged 1.90 of 5 at medium, 1.86 at low, against 2.60 and 2.28 for
+// first turns; docs/evaluation.md, "Tenth session"). Within `low`, its
+// score is its relevance, as a first turn's is. It was also multiplied
+// by 0.6, to rank below every first turn of the same relevance; on the
+// 414 in-scope answers of the last nine sets rated blind (twenty-third
+// and twenty-fourth sessions), follow-ups rated about as the first turns
+// at `low` (2.28 against 2.34), and without the scaling the score's rank
+// correlation with usefulness rose from 0.537 to 0.552 (from 5 to 7 sets
+// of 9 at 0.5 or more), and it rose on the sets of the fifteenth to
+// twenty-second sessions too (docs/evaluation.md, "Twenty-fifth session").
 //
 // The turn's diagnosis says how surely the question reads as one of the
 // constraints the catalog knows (placement: its band, "" when nothing was
@@ -150,9 +156,6 @@ func withRelevance(c verify.Confidence, r Reading, placement string, f fit, unco
 	if lang := r.Scope.Language; r.Scope.Injection || unconfirmed || (lang != "en" && lang != "") || placement == "low" || (partial && !agreed) || r.FollowUp {
 		c.Score = math.Min(c.Score, lowCap)
 	}
-	if r.FollowUp {
-		c.Score = math.Round(c.Score*followUpScale*1000) / 1000
-	}
 	if placement == "medium" || partial || !agreedForHigh || quoted {
 		c.Score = math.Min(c.Score, mediumCap)
 	}
@@ -190,13 +193,6 @@ const (
 	mediumCap       = 0.79
 	partlyAddressed = 0.4
 )
-
-// followUpScale is what a later turn's score is multiplied by, after its
-// cap at lowCap: over the tenth session's 1,586 dev answers rated in pairs
-// and the 138 in-scope answers of three sets rated after its changes, the
-// score's rank correlation with usefulness rose from 0.32 to 0.37 and from
-// 0.26 to 0.32 (the cap alone: 0.34 and 0.27).
-const followUpScale = 0.6
 
 // fit is how well the cited knowledge fits the question, seen from two
 // sides, each 0 to 1, or -1 when it cannot be told: the situations it is
