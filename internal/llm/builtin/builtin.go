@@ -213,8 +213,8 @@ func (t turn) inScope() bool { return t.reading.Scope.InScope }
 // toRead picks the entities to read in full: up to three frameworks and
 // one paper or essay, best match to the question first. The search's own
 // order decides, nudged towards the knowledge written for situations like
-// the question's (writtenFor) and the diagnosis's two likeliest
-// constraints; a follow-up's own search leads the whole conversation's;
+// the question's (writtenFor) and the diagnosis's likeliest constraints
+// (likeliest); a follow-up's own search leads the whole conversation's;
 // the workspace's own knowledge that tops the search leads.
 func (t turn) toRead() []string {
 	var hits []searchHit
@@ -257,7 +257,7 @@ func (t turn) toRead() []string {
 	}
 	likely := map[string]bool{}
 	if t.diagnosis != nil {
-		for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
+		for _, m := range t.likeliest() {
 			likely[m.ArchetypeID] = true
 		}
 	}
@@ -353,9 +353,9 @@ func (t turn) offPersona(archetypes []string) bool {
 	own := slices.Clip(t.persona.Archetypes) // appending never writes into the record
 	if len(own) == 0 && t.diagnosis != nil && t.diagnosis.Band != "low" {
 		// A persona whose questions may be about any constraint (the
-		// operator) takes the question's: the diagnosis's two likeliest,
+		// operator) takes the question's: the diagnosis's likeliest,
 		// when it could place the question at all.
-		for _, m := range t.diagnosis.Matches[:min(2, len(t.diagnosis.Matches))] {
+		for _, m := range t.likeliest() {
 			own = append(own, m.ArchetypeID)
 		}
 	}
@@ -364,6 +364,25 @@ func (t turn) offPersona(archetypes []string) bool {
 	}
 	return !slices.ContainsFunc(archetypes, func(a string) bool { return slices.Contains(own, a) })
 }
+
+// likeliest are the diagnosis's likeliest constraints: its best match,
+// and the runner-up when it is a real contender (runnerUpFrom). Both
+// runners-up counted until a founder who approves everything, placed at
+// 0.99, had knowledge of staff burnout, placed at 0.00, read for the
+// answer's reasons and steps: 124 answers over the blind sets moved when
+// the runner-up needed 0.1, rated blind in pairs from 2.36 to 2.73 (59
+// better, 29 worse; docs/evaluation.md, "Twenty-fifth session").
+func (t turn) likeliest() []diagnoseMatch {
+	m := t.diagnosis.Matches
+	if len(m) > 1 && m[1].Probability >= runnerUpFrom {
+		return m[:2]
+	}
+	return m[:min(1, len(m))]
+}
+
+// runnerUpFrom is the probability from which the diagnosis's second match
+// counts among the likeliest constraints.
+const runnerUpFrom = 0.1
 
 // offPersonaPenalty is what an off-persona hit loses of its search score
 // (relative to the best hit) when the entities to read are chosen.

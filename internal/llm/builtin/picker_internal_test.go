@@ -109,16 +109,21 @@ func TestOffPersona(t *testing.T) {
 		}
 	}
 	// The operator takes the diagnosis's two likeliest constraints, when
-	// the diagnosis placed the question at all.
-	placed := func(band string) turn {
+	// the diagnosis placed the question at all; the runner-up only when
+	// it is a real contender.
+	placed := func(band string, runnerUp float64) turn {
 		return turn{persona: personas["operator"], diagnosis: &diagnoseResult{Band: band,
-			Matches: []diagnoseMatch{{ArchetypeID: "delivery-capacity"}, {ArchetypeID: "pricing-margin"}, {ArchetypeID: "support-load"}}}}
+			Matches: []diagnoseMatch{{ArchetypeID: "delivery-capacity", Probability: 0.6}, {ArchetypeID: "pricing-margin", Probability: runnerUp},
+				{ArchetypeID: "support-load", Probability: 0.05}}}}
 	}
-	if !placed("medium").offPersona([]string{"support-load", "hiring-talent"}) {
+	if !placed("medium", 0.3).offPersona([]string{"support-load", "hiring-talent"}) {
 		t.Error("the operator read knowledge for neither of the diagnosis's two likeliest constraints as its own")
 	}
-	if placed("medium").offPersona([]string{"pricing-margin"}) || placed("low").offPersona([]string{"support-load"}) {
+	if placed("medium", 0.3).offPersona([]string{"pricing-margin"}) || placed("low", 0.3).offPersona([]string{"support-load"}) {
 		t.Error("the operator set aside knowledge for a likely constraint, or followed a diagnosis that placed nothing")
+	}
+	if !placed("high", 0.02).offPersona([]string{"pricing-margin"}) {
+		t.Error("the operator took a runner-up the diagnosis gives almost no chance as a likely constraint")
 	}
 }
 
