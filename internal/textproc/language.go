@@ -198,6 +198,7 @@ var glossary = func() map[string]string {
 		"reduce":       "reducir réduire reduzieren ridurre reduzir verminderen",
 		"turnover":     "rotación fluktuation rotatividade verloop",
 		"clothes":      "ropa vêtements kleidung abbigliamento roupa roupas kleding",
+		"close":        "cerrar cierro cerramos cierre fermer ferme fermons fermeture schließen schließe schließung chiudere chiudo chiudiamo chiusura fechar fecho fechamos fechamento sluiten sluit",
 	}
 	m := map[string]string{}
 	for en, list := range lists {
