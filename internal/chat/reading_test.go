@@ -36,6 +36,10 @@ func TestReadScope(t *testing.T) {
 		{"Our checkout throws TypeError: Cannot read properties of undefined on Safari, how do I fix it?", false, "code"},
 		{"Should I set up my LLC as an S-corp this year to save on self-employment tax? We cleared $90k.", false, "tax"},
 		{"Write me a resume summary for LinkedIn, I run a small bakery and want a job in operations.", false, "job-application"},
+		{"Can you punch up my LinkedIn about section? I want a job running a warehouse.", false, "job-application"},
+		// A complaint posted on LinkedIn about the business is a support
+		// matter, not the asker's own profile.
+		{"Someone wrote an angry post on LinkedIn about our delivery delays and tagged our founder; what do we reply?", true, ""},
 		{"A driver hurt his back loading the truck and mentions a workers comp claim; what are my legal obligations?", false, "health"},
 		{"An employee was rude to customers three times; can we legally fire him in Ohio?", false, "law"},
 		{"One of our packers cut her hand on the line. How should we treat the wound, and what do we report?", false, "health"},
