@@ -444,8 +444,12 @@ func (p *picker) pick(entities []*entityResult, n int, rule pickRule, kinds ...s
 					avoided++
 				}
 			}
-			if avoided >= 2 {
-				continue // about what was tried
+			if avoided >= 2 && s.kind != "pitfall" {
+				// About what was tried: not offered again. A pitfall about
+				// it is offered, since it tells what goes wrong with it
+				// ("mass-closing old tickets..." for a user who bulk-closed
+				// tickets and now has angry replies).
+				continue
 			}
 			if looseAt < 0 && i < 2 && (s.follows == "" || p.earlier[s.follows]) {
 				looseAt = i // the first entity with a sentence it may still say

@@ -500,3 +500,22 @@ func frameworksThatSpeak(tr turn) []string {
 	}
 	return got
 }
+
+// TestTriedPitfallOffered: a follow-up leaves out what the user already
+// tried, but a pitfall about it tells what went wrong with it, so it is
+// still offered.
+func TestTriedPitfallOffered(t *testing.T) {
+	e := &entityResult{Token: "framework:queue", Title: "Queue plan",
+		KeyIdeas: []string{"Close stale tickets in bulk once the queue passes a thousand."},
+		Pitfalls: []string{"Closing tickets in bulk without a reply, which brings customers back angrier."}}
+	p := &picker{terms: map[string]float64{"angri": 1, "custom": 1}, importance: map[string]float64{"angri": 1, "custom": 1},
+		used: map[string]bool{}, earlier: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{},
+		avoid: map[string]bool{"close": true, "ticket": true, "bulk": true}}
+	var got []string
+	for _, s := range p.pick([]*entityResult{e}, 5, pickRule{loose: true, least: minOverlap}, "idea", "pitfall") {
+		got = append(got, s.text)
+	}
+	if len(got) != 1 || got[0] != e.Pitfalls[0] {
+		t.Errorf("offered %q, want the pitfall alone (not the key idea about what was tried)", got)
+	}
+}
