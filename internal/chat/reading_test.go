@@ -37,6 +37,8 @@ func TestReadScope(t *testing.T) {
 		{"Should I set up my LLC as an S-corp this year to save on self-employment tax? We cleared $90k.", false, "tax"},
 		{"Write me a resume summary for LinkedIn, I run a small bakery and want a job in operations.", false, "job-application"},
 		{"Can you punch up my LinkedIn about section? I want a job running a warehouse.", false, "job-application"},
+		{"I drive my pickup for jobs on weekdays and for the family on Sundays; can I write off all of it this year?", false, "tax"},
+		{"A customer has owed us 4k for a year and stopped answering; should we write off the debt and stop chasing?", true, ""},
 		// A complaint posted on LinkedIn about the business is a support
 		// matter, not the asker's own profile.
 		{"Someone wrote an angry post on LinkedIn about our delivery delays and tagged our founder; what do we reply?", true, ""},
