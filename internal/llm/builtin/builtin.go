@@ -366,10 +366,11 @@ func (t turn) offPersona(archetypes []string) bool {
 }
 
 // likeliest are the diagnosis's likeliest constraints: its best match,
-// and the runner-up when it is a real contender (runnerUpFrom). Both
-// runners-up counted until a founder who approves everything, placed at
-// 0.99, had knowledge of staff burnout, placed at 0.00, read for the
-// answer's reasons and steps: 124 answers over the blind sets moved when
+// and the runner-up when it is a real contender (runnerUpFrom). The
+// runner-up used to count whatever its probability, so a founder who
+// approves everything, placed as a founder bottleneck at 0.99 and a hiring
+// problem at 0.00, got staff-burnout knowledge (a hiring card) in the
+// answer's reasons and steps. 124 answers over the blind sets moved when
 // the runner-up needed 0.1, rated blind in pairs from 2.36 to 2.73 (59
 // better, 29 worse; docs/evaluation.md, "Twenty-fifth session").
 func (t turn) likeliest() []diagnoseMatch {
