@@ -33,8 +33,7 @@ func TestDanglingSentencesAreNotQuoted(t *testing.T) {
 			"Most owners, she found, review the numbers only when the month closes.",
 		},
 	}
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	p := emptyPicker()
 	got := map[string]bool{}
 	for _, s := range p.pick([]*entityResult{e}, 10, pickRule{loose: true, least: minOverlap}, "idea", "summary") {
 		got[s.text] = true
@@ -162,8 +161,8 @@ func TestStepPointingBackNeedsItsStepInTheSameAnswer(t *testing.T) {
 		"Compare it with the cost of acquiring a customer in each channel.",
 	}
 	newPicker := func() *picker {
-		p := &picker{terms: map[string]float64{"channel": 1, "cost": 1, "acquir": 1}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-			avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+		p := emptyPicker()
+		p.terms = map[string]float64{"channel": 1, "cost": 1, "acquir": 1}
 		p.analysed[e.Token] = withApplication(nil, e, "", steps)
 		return p
 	}
@@ -365,8 +364,8 @@ func TestLooseGoesToWhatCanSpeak(t *testing.T) {
 		KeyIdeas: []string{"Waiting time grows steeply as a server's load approaches its capacity."}}
 	framework := entityResult{Token: "framework:owner-systems", Title: "Owner systems",
 		KeyIdeas: []string{"Write a checklist for the three tasks that take most of your week.", "Give one of those tasks to a named person this month."}}
-	p := &picker{terms: map[string]float64{"estim": 1}, importance: map[string]float64{"estim": 1}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	p := emptyPicker()
+	p.terms, p.importance = map[string]float64{"estim": 1}, map[string]float64{"estim": 1}
 	got := p.pick([]*entityResult{&paper, &framework}, 3, pickRule{loose: true, least: minOverlap, actionsOnly: true}, "step", "idea")
 	if len(got) != 2 || got[0].entity.Token != "framework:owner-systems" {
 		t.Errorf("steps %v, want the framework's two", got)
@@ -382,8 +381,7 @@ func TestStepsComeFromTheBestFew(t *testing.T) {
 	findings := &entityResult{Token: "paper:findings", Title: "Findings", KeyIdeas: []string{"Teams that saw their numbers daily improved faster than the others."}}
 	second := &entityResult{Token: "framework:second", Title: "Second", KeyIdeas: []string{"Ask each shift lead which number moved and why."}}
 	third := &entityResult{Token: "framework:third", Title: "Third", KeyIdeas: []string{"Cut the weekly meeting to fifteen minutes."}}
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	p := emptyPicker()
 	var got []string
 	for _, e := range p.instructing([]*entityResult{first, findings, second, third}, stepsFrom) {
 		got = append(got, e.Token)
@@ -492,8 +490,7 @@ func turnFor(words, hits []string, entities ...entityResult) turn {
 // frameworksThatSpeak returns the tokens of the frameworks tr's answer
 // lets speak (byFit), best first, with nothing yet picked.
 func frameworksThatSpeak(tr turn) []string {
-	p := &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
-		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
+	p := emptyPicker()
 	var got []string
 	for _, e := range tr.byFit(p) {
 		got = append(got, e.Token)
@@ -508,9 +505,9 @@ func TestTriedPitfallOffered(t *testing.T) {
 	e := &entityResult{Token: "framework:queue", Title: "Queue plan",
 		KeyIdeas: []string{"Close stale tickets in bulk once the queue passes a thousand."},
 		Pitfalls: []string{"Closing tickets in bulk without a reply, which brings customers back angrier."}}
-	p := &picker{terms: map[string]float64{"angri": 1, "custom": 1}, importance: map[string]float64{"angri": 1, "custom": 1},
-		used: map[string]bool{}, earlier: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{},
-		avoid: map[string]bool{"close": true, "ticket": true, "bulk": true}}
+	p := emptyPicker()
+	p.terms, p.importance = map[string]float64{"angri": 1, "custom": 1}, map[string]float64{"angri": 1, "custom": 1}
+	p.avoid = map[string]bool{"close": true, "ticket": true, "bulk": true}
 	var got []string
 	for _, s := range p.pick([]*entityResult{e}, 5, pickRule{loose: true, least: minOverlap}, "idea", "pitfall") {
 		got = append(got, s.text)
@@ -518,4 +515,11 @@ func TestTriedPitfallOffered(t *testing.T) {
 	if len(got) != 1 || got[0] != e.Pitfalls[0] {
 		t.Errorf("offered %q, want the pitfall alone (not the key idea about what was tried)", got)
 	}
+}
+
+// emptyPicker is a picker with nothing asked, said or read yet: a test
+// sets the question's terms and what to avoid.
+func emptyPicker() *picker {
+	return &picker{terms: map[string]float64{}, importance: map[string]float64{}, used: map[string]bool{}, earlier: map[string]bool{},
+		avoid: map[string]bool{}, analysed: map[string][]sentence{}, applied: map[string]diagnoseApplying{}}
 }
